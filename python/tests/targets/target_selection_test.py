@@ -1,0 +1,106 @@
+"""Which targets a session runs on: TVM_TEST_TARGETS, defaults, bad entries, fallback."""
+
+import pytest
+import tvm.testing
+
+from tvm_conformance.testing import enabled_targets
+
+IMPLICIT = """
+def test_uses_target(target):
+    assert isinstance(target, str)
+"""
+
+
+def test_env_list_is_split_on_semicolons_one_id_each(run_inner) -> None:
+    result = run_inner(IMPLICIT, targets=" llvm ; c ;")
+    result.assert_outcomes(passed=2)
+    result.stdout.fnmatch_lines(["*test_uses_target[[]llvm[]] PASSED*", "*[[]c[]] PASSED*"])
+
+
+def test_unset_env_means_tvm_default_test_targets(run_inner) -> None:
+    result = run_inner(IMPLICIT)
+    defaults = tvm.testing.DEFAULT_TEST_TARGETS
+    outcomes = result.parseoutcomes()
+    assert outcomes["passed"] + outcomes.get("skipped", 0) == len(defaults)
+    result.stdout.fnmatch_lines(
+        [
+            "tvm targets: llvm, cuda, *(from tvm.testing.DEFAULT_TEST_TARGETS)",
+            "*[[]llvm[]] PASSED*",
+            "*[[]vulkan-from_device=0[]]*",
+        ]
+    )
+
+
+def test_entry_that_is_not_a_target_is_a_usage_error_naming_it(run_inner) -> None:
+    result = run_inner(IMPLICIT, targets="llvm;not_a_target")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines(
+        ["ERROR: TVM_TEST_TARGETS entry 'not_a_target' is not a TVM target: *"]
+    )
+    assert "Traceback" not in result.stdout.str() + result.stderr.str()
+
+
+def test_malformed_json_entry_is_a_usage_error_naming_it(run_inner) -> None:
+    result = run_inner(IMPLICIT, targets='llvm;{"kind": "opencl"')
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines(
+        ["""ERROR: TVM_TEST_TARGETS entry '{"kind": "opencl"' is not a TVM target: invalid JSON*"""]
+    )
+
+
+def test_json_entry_becomes_a_target_with_a_readable_id(run_inner) -> None:
+    result = run_inner(IMPLICIT, targets='llvm;{"kind": "opencl", "device": "mali"}')
+    result.stdout.fnmatch_lines(["*test_uses_target[[]opencl-device=mali[]]*"])
+    result.assert_outcomes(passed=1, skipped=1)
+
+
+def test_listed_target_that_cannot_run_is_skipped_with_its_name(run_inner) -> None:
+    result = run_inner(IMPLICIT, targets="llvm;metal")
+    result.assert_outcomes(passed=1, skipped=1)
+    result.stdout.fnmatch_lines(
+        ["SKIPPED * target 'metal' cannot run here: the metal runtime is not enabled*"]
+    )
+
+
+def test_no_runnable_target_falls_back_to_llvm(run_inner) -> None:
+    result = run_inner(IMPLICIT, targets="metal;hexagon")
+    result.assert_outcomes(passed=1)
+    result.stdout.fnmatch_lines(
+        [
+            "tvm targets: llvm (from TVM_TEST_TARGETS='metal;hexagon')",
+            "tvm targets: fell back to llvm: none of the listed targets can run here",
+            "*test_uses_target[[]llvm[]] PASSED*",
+        ]
+    )
+
+
+def test_fallback_none_reports_every_listed_target_skipped(run_inner) -> None:
+    result = run_inner(IMPLICIT, "--tvm-target-fallback=none", targets="metal;hexagon")
+    result.assert_outcomes(skipped=2)
+
+
+def test_report_header_names_targets_source_and_unrunnable(run_inner) -> None:
+    result = run_inner(IMPLICIT, targets="llvm;metal")
+    result.stdout.fnmatch_lines(
+        [
+            "tvm targets: llvm, metal (from TVM_TEST_TARGETS='llvm;metal')",
+            "tvm targets: metal cannot run here: the metal runtime is not enabled*",
+        ]
+    )
+
+
+def test_option_overrides_env_and_ini_applies_when_env_unset(run_inner, pytester) -> None:
+    result = run_inner(IMPLICIT, "--tvm-targets=c", targets="llvm")
+    result.assert_outcomes(passed=1)
+    result.stdout.fnmatch_lines(["tvm targets: c (from --tvm-targets='c')", "*[[]c[]] PASSED*"])
+    pytester.makeini("[pytest]\ntvm_test_targets = c;metal\n")
+    result = run_inner(IMPLICIT, targets="")
+    result.assert_outcomes(passed=1, skipped=1)
+    result.stdout.fnmatch_lines(["tvm targets: c, metal (from ini tvm_test_targets='c;metal')"])
+
+
+def test_enabled_targets_pairs_runnable_targets_with_devices(monkeypatch) -> None:
+    monkeypatch.setenv("TVM_TEST_TARGETS", "llvm;metal;c")
+    pairs = enabled_targets()
+    assert [target for target, _ in pairs] == ["llvm", "c"]
+    assert [str(dev) for _, dev in pairs] == ["cpu:0", "cpu:0"]

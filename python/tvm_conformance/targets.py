@@ -1,0 +1,287 @@
+"""Resolve ``TVM_TEST_TARGETS`` into the targets a test session runs on.
+
+This module knows nothing about pytest hooks: it parses target lists, asks
+TVM whether each target's runtime is built in and its device present, and
+applies the seed-002 fallback (no listed target can run -> ``llvm``). The
+pytest plugin and :mod:`tvm_conformance.testing` both build on it.
+
+TVM is imported lazily, so importing this module is cheap.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+import os
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+ENV_VAR = "TVM_TEST_TARGETS"
+FALLBACK_TARGET = "llvm"
+# Used when tvm.testing no longer defines DEFAULT_TEST_TARGETS.
+_BUILTIN_DEFAULT: tuple[str, ...] = ("llvm",)
+# Device kinds that count as "a GPU" for requires_gpu.
+GPU_RUNTIMES: tuple[str, ...] = ("cuda", "rocm", "opencl", "metal", "vulkan")
+# Runtimes a ``requires_<runtime>`` decorator exists for (TVM's default targets).
+KNOWN_RUNTIMES: tuple[str, ...] = (
+    "llvm",
+    "cuda",
+    "nvptx",
+    "vulkan",
+    "opencl",
+    "metal",
+    "rocm",
+    "hexagon",
+)
+
+TargetEntry = str | dict[str, Any]
+
+
+class TargetSpecError(ValueError):
+    """A target list entry that TVM cannot parse as a target."""
+
+
+@dataclass(frozen=True)
+class TestTarget:
+    """One target of a target list and whether it can run on this machine."""
+
+    __test__ = False  # not a pytest test class despite the name
+
+    entry: str  # the ``target`` fixture value: "llvm" or a JSON object
+    id: str  # the pytest id: "llvm", "opencl-device=mali"
+    kind: str
+    keys: tuple[str, ...]
+    runnable: bool
+    reason: str  # why it cannot run; "" when runnable
+
+    @property
+    def is_gpu(self) -> bool:
+        """True for targets whose TVM keys include ``gpu``."""
+        return "gpu" in self.keys
+
+    @property
+    def skip_reason(self) -> str:
+        """Skip message naming the target."""
+        return f"target {self.id!r} cannot run here: {self.reason}"
+
+    def matches(self, name: TargetEntry) -> bool:
+        """True if ``name`` (a kind, an id or an entry) designates this target."""
+        if isinstance(name, dict):
+            return canonical_entry(name) == self.entry
+        return name in (self.kind, self.id, self.entry)
+
+
+@dataclass(frozen=True)
+class TargetSelection:
+    """The targets in force for a session and where they came from."""
+
+    listed: tuple[TestTarget, ...]
+    source: str  # e.g. "TVM_TEST_TARGETS", "--tvm-targets"
+    raw: str  # the text as given, for the report header
+    fallback: TestTarget | None  # set when no listed target can run
+
+    @property
+    def active(self) -> tuple[TestTarget, ...]:
+        """Targets that implicitly parametrized tests run over."""
+        return (self.fallback,) if self.fallback is not None else self.listed
+
+    @property
+    def runnable(self) -> tuple[TestTarget, ...]:
+        """Active targets that can run here."""
+        return tuple(t for t in self.active if t.runnable)
+
+    def has_kind(self, kind: str) -> bool:
+        """True if an active target has this kind (``nvptx`` counts for nothing else)."""
+        return any(t.kind == kind for t in self.active)
+
+
+def canonical_entry(entry: TargetEntry) -> str:
+    """The string form of an entry: itself, or sorted JSON for a dict."""
+    if isinstance(entry, dict):
+        return json.dumps(entry, sort_keys=True, separators=(",", ":"))
+    return entry.strip()
+
+
+def target_id(entry: TargetEntry) -> str:
+    """A short test id: the string itself, or ``kind-key=value-...`` for a dict."""
+    if isinstance(entry, str) and entry.lstrip().startswith("{"):
+        entry = json.loads(entry)
+    if isinstance(entry, dict):
+        rest = [f"{k}={entry[k]}" for k in sorted(entry) if k != "kind"]
+        return "-".join([str(entry.get("kind", "?")), *rest])
+    return entry.strip()
+
+
+def split_entries(text: str, source: str = ENV_VAR) -> list[TargetEntry]:
+    """Split a ``;``-separated list; JSON objects become dicts; duplicates dropped."""
+    entries: list[TargetEntry] = []
+    seen: set[str] = set()
+    for piece in text.split(";"):
+        piece = piece.strip()
+        if not piece:
+            continue
+        entry: TargetEntry = piece
+        if piece.startswith("{"):
+            try:
+                entry = json.loads(piece)
+            except json.JSONDecodeError as err:
+                raise TargetSpecError(
+                    f"{source} entry {piece!r} is not a TVM target: invalid JSON ({err.msg})"
+                ) from None
+            if not isinstance(entry, dict):
+                raise TargetSpecError(f"{source} entry {piece!r} is not a TVM target")
+        key = canonical_entry(entry)
+        if key not in seen:
+            seen.add(key)
+            entries.append(entry)
+    return entries
+
+
+def default_entries() -> list[TargetEntry]:
+    """TVM's default test targets (``tvm.testing.DEFAULT_TEST_TARGETS``), else ``llvm``."""
+    import tvm.testing
+
+    return list(getattr(tvm.testing, "DEFAULT_TEST_TARGETS", _BUILTIN_DEFAULT))
+
+
+@functools.cache
+def _describe(key: str, source: str) -> TestTarget:
+    import tvm
+
+    entry: TargetEntry = json.loads(key) if key.startswith("{") else key
+    try:
+        tvm_target = tvm.target.Target(entry)
+    except Exception as err:  # TVM raises ValueError today; any failure means "not a target"
+        first = str(err).strip().splitlines()[0] if str(err).strip() else type(err).__name__
+        raise TargetSpecError(f"{source} entry {key!r} is not a TVM target: {first}") from None
+    kind = tvm_target.kind.name
+    keys = tuple(str(k) for k in tvm_target.keys)
+    runnable, reason = _runnable(entry, kind, int(tvm_target.get_target_device_type()))
+    return TestTarget(key, target_id(entry), kind, keys, runnable, reason)
+
+
+def describe(entry: TargetEntry, source: str = ENV_VAR) -> TestTarget:
+    """Parse one entry with ``tvm.target.Target`` and probe it.
+
+    Raises :class:`TargetSpecError` naming the entry when it is not a target.
+    """
+    if not isinstance(entry, (str, dict)):
+        entry = str(entry)  # a tvm.target.Target prints as JSON
+    return _describe(canonical_entry(entry), source)
+
+
+def _flag_on(name: str) -> bool:
+    import tvm.support
+
+    return str(tvm.support.libinfo().get(name, "OFF")).lower() in ("on", "true", "1")
+
+
+def _runnable(entry: TargetEntry, kind: str, device_type: int) -> tuple[bool, str]:
+    """Whether a target can run here and, if not, why."""
+    import tvm
+
+    if kind == "hexagon":
+        if not _flag_on("USE_HEXAGON"):
+            return False, "the hexagon runtime is not enabled in this TVM build (USE_HEXAGON)"
+        if "ANDROID_SERIAL_NUMBER" not in os.environ:
+            return False, "no hexagon device (ANDROID_SERIAL_NUMBER is not set)"
+        return True, ""
+    try:
+        enabled = bool(tvm.runtime.enabled(kind))
+    except Exception:  # kinds without an optional runtime (e.g. "c") run on the CPU runtime
+        enabled = device_type == 1
+    if not enabled:
+        return False, f"the {kind} runtime is not enabled in this TVM build"
+    device = tvm.device_from_target(entry if isinstance(entry, str) else json.dumps(entry))
+    if not device.exist:
+        return False, f"no {device} device present"
+    return True, ""
+
+
+def select(
+    text: str | None,
+    source: str,
+    fallback: bool = True,
+) -> TargetSelection:
+    """Resolve a target list (``None`` or blank: TVM's defaults).
+
+    With ``fallback`` and no runnable listed target, the session runs on llvm.
+    """
+    if text is None or not text.strip():
+        entries = default_entries()
+        source, raw = "tvm.testing.DEFAULT_TEST_TARGETS", ""
+    else:
+        entries = split_entries(text, source)
+        raw = text
+    listed = tuple(describe(e, source) for e in entries)
+    chosen = None
+    if fallback and not any(t.runnable for t in listed):
+        chosen = describe(FALLBACK_TARGET, source)
+        if not chosen.runnable:
+            raise TargetSpecError(
+                f"none of the targets in {source} can run here and the {FALLBACK_TARGET} "
+                f"fallback cannot either: {chosen.reason}"
+            )
+    return TargetSelection(listed, source, raw, chosen)
+
+
+def from_environment(fallback: bool = True) -> TargetSelection:
+    """The selection ``TVM_TEST_TARGETS`` asks for."""
+    return select(os.environ.get(ENV_VAR), ENV_VAR, fallback)
+
+
+def gpu_present() -> bool:
+    """True if a device of any GPU runtime exists (runtimes not built in count as absent)."""
+    import tvm
+
+    for kind in GPU_RUNTIMES:
+        try:
+            if tvm.runtime.enabled(kind) and tvm.device(kind, 0).exist:
+                return True
+        except Exception:  # an unknown runtime name is simply not present
+            continue
+    return False
+
+
+def requirement_skip_reason(kind: str, selection: TargetSelection) -> str:
+    """Why a ``requires_<kind>`` test cannot run here; "" when it can.
+
+    ``gpu`` means any GPU device. Other kinds need their runtime, a device and
+    the kind among the session's targets (so the per-target Bazel variants
+    split the work, as TVM's own ``TVM_TEST_TARGETS`` opt-out does).
+    """
+    if kind == "gpu":
+        return "" if gpu_present() else "requires a GPU: no GPU device present"
+    probe = describe(kind, f"requires_{kind}")
+    if not probe.runnable:
+        return f"requires {kind}: {probe.reason}"
+    if not selection.has_kind(kind):
+        names = ", ".join(t.id for t in selection.active) or "none"
+        return f"requires {kind}: {kind} is not among the session's targets ({names})"
+    return ""
+
+
+def iter_names(values: Iterable[Any]) -> list[TargetEntry]:
+    """Normalise decorator arguments to entries (strings or dicts)."""
+    out: list[TargetEntry] = []
+    for value in values:
+        if isinstance(value, (list, tuple)):
+            out.extend(iter_names(value))
+        elif isinstance(value, (str, dict)):
+            out.append(value)
+        else:
+            out.append(str(value))
+    return out
+
+
+def describe_all(entries: Sequence[TargetEntry], source: str) -> list[TestTarget]:
+    """:func:`describe` each entry, dropping duplicates."""
+    seen: set[str] = set()
+    out = []
+    for entry in entries:
+        t = describe(entry, source)
+        if t.entry not in seen:
+            seen.add(t.entry)
+            out.append(t)
+    return out

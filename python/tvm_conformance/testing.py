@@ -1,0 +1,127 @@
+"""Decorators for tests that run once per TVM target (seed 002).
+
+The decorators only attach pytest marks; ``tvm_conformance.pytest_plugin``
+turns them into parameters, skips and xfails at collection time, so nothing
+here imports TVM or probes devices when a test module is imported.
+
+    @parametrize_targets("llvm", "cuda")   # explicit list
+    def test_add(target: str, dev) -> None: ...
+
+    @parametrize_targets                   # bare: TVM_TEST_TARGETS, same as no decorator
+    def test_sub(target: str, dev) -> None: ...
+
+    @exclude_targets("cuda")
+    @known_failing_targets("vulkan", reason="...")
+    def test_mul(target: str, dev) -> None: ...
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any, TypeVar
+
+import pytest
+
+from tvm_conformance import targets as _targets
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+# Marker names; the plugin registers them so --strict-markers accepts them.
+TARGETS_MARK = "tvm_targets"
+EXCLUDE_MARK = "tvm_exclude_targets"
+KNOWN_FAILING_MARK = "tvm_known_failing_targets"
+REQUIRES_MARK = "tvm_requires"
+GPU_MARK = "gpu"
+
+
+def parametrize_targets(*targets: Any) -> Any:
+    """Run the test once per target.
+
+    With arguments (``"llvm"``, ``"cuda"``, JSON-style dicts), exactly those
+    targets, each its own test id; one that cannot run here is skipped with a
+    reason. Used bare, the targets in force (``TVM_TEST_TARGETS``), which any
+    test taking ``target`` or ``dev`` gets anyway.
+    """
+    if len(targets) == 1 and callable(targets[0]) and not isinstance(targets[0], (str, dict)):
+        return getattr(pytest.mark, TARGETS_MARK)(targets[0])
+    if not targets:
+        return getattr(pytest.mark, TARGETS_MARK)
+    return getattr(pytest.mark, TARGETS_MARK)(*_targets.iter_names(targets))
+
+
+def exclude_targets(*targets: Any) -> pytest.MarkDecorator:
+    """Never generate these targets (kinds, ids or entries) for the test.
+
+    For targets the test cannot support at all; use known_failing_targets for
+    a target that should work but does not yet.
+    """
+    return getattr(pytest.mark, EXCLUDE_MARK)(*_targets.iter_names(targets))
+
+
+def known_failing_targets(
+    *targets: Any, reason: str | None = None, strict: bool = True
+) -> pytest.MarkDecorator:
+    """Expect the test to fail on these targets (xfail, strict by default)."""
+    return getattr(pytest.mark, KNOWN_FAILING_MARK)(
+        *_targets.iter_names(targets), reason=reason, strict=strict
+    )
+
+
+def uses_gpu(func: F) -> F:
+    """Mark a test that uses a GPU when one is present (``-m gpu``)."""
+    return getattr(pytest.mark, GPU_MARK)(func)
+
+
+def requires_runtime(kind: str) -> Callable[[F], F]:
+    """Skip unless the ``kind`` runtime is built in, has a device and is targeted."""
+
+    def decorate(func: F) -> F:
+        func = getattr(pytest.mark, REQUIRES_MARK)(kind)(func)
+        if kind == "gpu" or kind in _targets.GPU_RUNTIMES or kind == "nvptx":
+            func = uses_gpu(func)
+        return func
+
+    decorate.__name__ = f"requires_{kind}"
+    decorate.__doc__ = f"Skip the test unless {kind} can run here."
+    return decorate
+
+
+requires_gpu = requires_runtime("gpu")
+requires_llvm = requires_runtime("llvm")
+requires_cuda = requires_runtime("cuda")
+requires_nvptx = requires_runtime("nvptx")
+requires_vulkan = requires_runtime("vulkan")
+requires_opencl = requires_runtime("opencl")
+requires_metal = requires_runtime("metal")
+requires_rocm = requires_runtime("rocm")
+requires_hexagon = requires_runtime("hexagon")
+
+
+def enabled_targets() -> list[tuple[str, Any]]:
+    """``(target, device)`` for each target in force that can run here.
+
+    Old style (a loop inside one test); prefer the ``target``/``dev`` fixtures.
+    """
+    import tvm
+
+    runnable = _targets.from_environment().runnable
+    return [(t.entry, tvm.device_from_target(t.entry)) for t in runnable]
+
+
+__all__ = [
+    "enabled_targets",
+    "exclude_targets",
+    "known_failing_targets",
+    "parametrize_targets",
+    "requires_cuda",
+    "requires_gpu",
+    "requires_hexagon",
+    "requires_llvm",
+    "requires_metal",
+    "requires_nvptx",
+    "requires_opencl",
+    "requires_rocm",
+    "requires_runtime",
+    "requires_vulkan",
+    "uses_gpu",
+]
