@@ -32,12 +32,16 @@ _TARGETS = {
     "llvm": struct(
         tags = ["cpu"],
         compatible_with = [],
+        pytest_args = [],
     ),
     "cuda": struct(
         tags = ["gpu", "requires-gpu"],
+        # Without a device, cases skip with a reason instead of falling back to llvm (seed 002's
+        # plain-pytest default), which would rerun the llvm variant under a cuda name.
+        pytest_args = ["--tvm-target-fallback=none"],
         compatible_with = select({
             "//tools/config:cuda_enabled": [],
-            "//conditions:default": ["@platforms//:incompatible"],
+            "//conditions:default": ["//tools/config:incompatible"],
         }),
     ),
 }
@@ -142,7 +146,6 @@ def tvm_py_test(name, srcs, deps = [], data = [], args = [], env = {}, targets =
     common = dict(
         srcs = srcs + [_PYTEST_RUNNER],
         main = _PYTEST_RUNNER,
-        args = args + ["$(rootpath %s)" % src for src in srcs],
         data = data + [_PYTEST_CONFIG],
         deps = deps + [_CONFORMANCE_LIB],
         python_version = "PY3",
@@ -150,8 +153,9 @@ def tvm_py_test(name, srcs, deps = [], data = [], args = [], env = {}, targets =
         size = size,
         **kwargs
     )
+    files = ["$(rootpath %s)" % src for src in srcs]
     if targets == None:
-        native.py_test(name = name, env = env, tags = tags, **common)
+        native.py_test(name = name, args = args + files, env = env, tags = tags, **common)
         return
     variants = []
     for target in targets:
@@ -160,6 +164,7 @@ def tvm_py_test(name, srcs, deps = [], data = [], args = [], env = {}, targets =
         variant_env["TVM_TEST_TARGETS"] = target
         native.py_test(
             name = "%s_%s" % (name, target),
+            args = args + settings.pytest_args + files,
             env = variant_env,
             tags = tags + settings.tags,
             target_compatible_with = settings.compatible_with,
