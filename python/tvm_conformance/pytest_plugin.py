@@ -168,8 +168,15 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
         for m in metafunc.definition.iter_markers(_testing.EXCLUDE_MARK)
         for name in _targets.iter_names(m.args)
     ]
-    chosen = [t for t in chosen if not any(t.matches(name) for name in excluded)]
-    metafunc.parametrize("target", [t.entry for t in chosen], ids=[t.id for t in chosen])
+    kept = [t for t in chosen if not any(t.matches(name) for name in excluded)]
+    if chosen and not kept:
+        names = ", ".join(t.id for t in chosen)
+        reason = f"exclude_targets removes every target in force ({names})"
+        metafunc.parametrize(
+            "target", [pytest.param(None, marks=pytest.mark.skip(reason=reason))], ids=["no-target"]
+        )
+        return
+    metafunc.parametrize("target", [t.entry for t in kept], ids=[t.id for t in kept])
 
 
 def _item_target(item: pytest.Item) -> _targets.TestTarget | None:

@@ -175,3 +175,18 @@ def test_decorators_accept_json_style_dict_targets(run_inner) -> None:
     result.assert_outcomes(passed=2, skipped=1)
     result.stdout.fnmatch_lines(["*test_listed[[]opencl-device=mali[]] SKIPPED*"])
     assert "test_excluded[opencl-device=mali]" not in result.stdout.str()
+
+
+def test_excluding_every_target_skips_with_a_reason(run_inner) -> None:
+    result = run_inner(
+        """
+        from tvm_conformance.testing import exclude_targets
+
+        @exclude_targets("llvm")
+        def test_a(target):
+            pass
+        """,
+        targets="llvm",
+    )
+    result.assert_outcomes(skipped=1)
+    result.stdout.fnmatch_lines(["SKIPPED * exclude_targets removes every target in force (llvm)"])
