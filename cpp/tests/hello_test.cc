@@ -1,0 +1,35 @@
+// The vertical slice in C++: the hello extension's globals, called through the FFI registry.
+#include <gtest/gtest.h>
+#include <tvm/ffi/function.h>
+#include <tvm/ffi/string.h>
+
+#include <string>
+
+#include "cpp/tests/test_util.h"
+
+namespace {
+
+TEST(Hello, MyAddAddsThroughGlobalRegistry) {
+  auto myadd = tvm::ffi::Function::GetGlobal("myadd");
+  ASSERT_TRUE(myadd.has_value());
+  EXPECT_EQ((*myadd)(4, 5).cast<int64_t>(), 9);
+  EXPECT_EQ((*myadd)(-7, 3).cast<int64_t>(), -4);
+}
+
+TEST(Hello, CallHelloPassesHelloWorld) {
+  auto callhello = tvm::ffi::Function::GetGlobal("callhello");
+  ASSERT_TRUE(callhello.has_value());
+  std::string received;
+  auto record = tvm::ffi::Function::FromTyped(
+      [&received](tvm::ffi::String s) { received = std::string(s); });
+  (*callhello)(record);
+  EXPECT_EQ(received, "hello world");
+}
+
+TEST(Hello, MyAddRejectsWrongArgumentType) {
+  auto myadd = tvm::ffi::Function::GetGlobal("myadd");
+  ASSERT_TRUE(myadd.has_value());
+  EXPECT_FFI_ERROR((*myadd)(4, tvm::ffi::String("five")), "TypeError", "myadd");
+}
+
+}  // namespace

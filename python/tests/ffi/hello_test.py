@@ -1,0 +1,23 @@
+"""The vertical slice in Python: load the hello extension, call myadd and callhello."""
+
+import pytest
+import tvm
+
+from tvm_conformance.extensions import load_extension
+
+
+@pytest.fixture(scope="module", autouse=True)
+def hello_extension() -> None:
+    load_extension("hello")
+
+
+def test_myadd_adds_two_ints() -> None:
+    myadd = tvm.get_global_func("myadd")
+    assert myadd(4, 5) == 9
+    assert myadd(-7, 3) == -4
+
+
+def test_callhello_calls_python_with_hello_world() -> None:
+    received = []
+    tvm.get_global_func("callhello")(received.append)
+    assert received == ["hello world"]

@@ -1,0 +1,99 @@
+"""Repository rule `python_venv`: a pinned virtualenv made from the host's python3.
+
+rules_python cannot be fetched offline, so this rule does the small part we need:
+  * checks the host python3 (3.10 to 3.12; anything else is a clear error);
+  * creates a venv and installs the lock file with `--require-hashes --no-deps`;
+  * strips what would make cache keys machine dependent (bytecode, RECORD files, console
+    scripts with absolute shebangs, the `command =` line of pyvenv.cfg), so two clones in
+    different directories produce byte-identical action inputs;
+  * writes a BUILD file exposing a Python toolchain (by label, not an interpreter path) and
+    cc_library targets for tvm_ffi and tvm_runtime.
+
+Bazel re-runs the rule only when the lock file (a label attribute read through
+`rctx.path`) or this file changes, so the venv is re-created only then.
+"""
+
+_SUPPORTED_PYTHON = ["3.10", "3.11", "3.12"]
+
+def _fail_setup(rctx, what, result, hint):
+    fail("\n".join([
+        "python_venv: %s (exit code %d)." % (what, result.return_code),
+        result.stdout,
+        result.stderr,
+        hint,
+    ]))
+
+def _python_venv_impl(rctx):
+    python = rctx.which(rctx.attr.python)
+    if python == None:
+        fail("python_venv: `%s` is not on PATH. Install Python %s (Debian: apt-get install python3 python3-venv)." %
+             (rctx.attr.python, " to ".join([_SUPPORTED_PYTHON[0], _SUPPORTED_PYTHON[-1]])))
+
+    probe = rctx.execute([python, "-c", "import sys, venv, ensurepip; print('%d.%d' % sys.version_info[:2])"])
+    if probe.return_code != 0:
+        _fail_setup(rctx, "%s cannot create virtual environments" % python, probe, "Debian: apt-get install python3-venv")
+    version = probe.stdout.strip()
+    if version not in _SUPPORTED_PYTHON:
+        fail("python_venv: %s is Python %s; this kit supports Python %s (the pinned apache-tvm wheels). Put a supported python3 first on PATH." %
+             (python, version, ", ".join(_SUPPORTED_PYTHON)))
+
+    lock = rctx.path(rctx.attr.lock)
+    rctx.report_progress("Creating the Python %s venv" % version)
+    result = rctx.execute([python, "-m", "venv", "venv"])
+    if result.return_code != 0:
+        _fail_setup(rctx, "`python3 -m venv` failed", result, "")
+
+    rctx.report_progress("Installing %s (first time: a minute or two)" % rctx.attr.lock)
+    result = rctx.execute(
+        [
+            "venv/bin/python",
+            "-m",
+            "pip",
+            "install",
+            "--quiet",
+            "--disable-pip-version-check",
+            "--no-input",
+            "--require-hashes",
+            "--no-deps",
+            "--only-binary=:all:",
+            "--no-compile",
+            "-r",
+            str(lock),
+        ],
+        timeout = rctx.attr.timeout,
+        quiet = True,
+    )
+    if result.return_code != 0:
+        _fail_setup(
+            rctx,
+            "pip could not install the lock file %s" % rctx.attr.lock,
+            result,
+            "Fix the lock (third_party/python/update_lock.sh) or the package index settings, then re-run.",
+        )
+
+    site_packages = "venv/lib/python%s/site-packages" % version
+    result = rctx.execute([python, rctx.path(rctx.attr._scrub), "venv"])
+    if result.return_code != 0:
+        _fail_setup(rctx, "scrubbing the venv failed", result, "")
+
+    rctx.template(
+        "BUILD.bazel",
+        rctx.attr._build_template,
+        substitutions = {
+            "{SITE_PACKAGES}": site_packages,
+            "{PYTHON_VERSION}": version,
+        },
+        executable = False,
+    )
+
+python_venv = repository_rule(
+    implementation = _python_venv_impl,
+    attrs = {
+        "lock": attr.label(mandatory = True, allow_single_file = True, doc = "Hashed requirements lock."),
+        "python": attr.string(default = "python3", doc = "Host interpreter looked up on PATH."),
+        "timeout": attr.int(default = 1800, doc = "Seconds pip may take (torch is large)."),
+        "_build_template": attr.label(default = "//third_party/python:BUILD.venv.tpl"),
+        "_scrub": attr.label(default = "//third_party/python:scrub_venv.py"),
+    },
+    doc = "A virtualenv installed from a hashed lock file, with a toolchain and cc_library targets.",
+)

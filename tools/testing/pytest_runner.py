@@ -1,0 +1,33 @@
+"""Entry point of every tvm_py_test: runs pytest on the files given as arguments.
+
+pytest's settings (plugin, --strict-markers, test file pattern) come from the repo's
+pyproject.toml, found beside the test files in runfiles, so Bazel and plain pytest agree.
+This runner only adds what Bazel asks of a test:
+  * JUnit XML into $XML_OUTPUT_FILE, so skips and xfails are visible per case;
+  * no bytecode written into runfiles or the venv;
+  * a non-zero exit for every failure, including pytest's 5 (nothing collected), so a target
+    whose files lost their tests does not pass silently.
+"""
+
+import os
+import sys
+
+sys.dont_write_bytecode = True
+
+import pytest  # noqa: E402
+
+
+def main(argv: list[str]) -> int:
+    """Run pytest with Bazel's conventions; return the process exit code."""
+    args = ["-p", "no:cacheprovider", "-rsxX"]
+    xml_output = os.environ.get("XML_OUTPUT_FILE")
+    if xml_output:
+        args.append("--junitxml=" + xml_output)
+    code = int(pytest.main(args + argv))
+    if code == pytest.ExitCode.NO_TESTS_COLLECTED:
+        print("tvm_py_test: pytest collected no tests; failing the target.", file=sys.stderr)
+    return code
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
