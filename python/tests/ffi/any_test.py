@@ -1,4 +1,4 @@
-"""Value conversion across the FFI: `tvm.runtime.convert`, numpy scalars, functions in containers."""
+"""Value conversion across the FFI: `tvm.runtime.convert`, numpy scalars, functions in maps."""
 
 import numpy as np
 import pytest
@@ -6,10 +6,6 @@ import tvm
 import tvm.testing
 import tvm_ffi
 from tvm import tirx
-
-import ffi_ext
-
-ffi_ext.load()
 
 INT64_MAX = (1 << 63) - 1
 INT64_MIN = -(1 << 63)

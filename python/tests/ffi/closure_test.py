@@ -1,11 +1,19 @@
 """Closures across the FFI: functions returning functions, state kept between calls."""
 
+from collections.abc import Iterator
+
+import pytest
 import tvm
 import tvm_ffi
+from tvm_conformance.extensions import load_extension
 
-import ffi_ext
 
-ffi_ext.load()
+@pytest.fixture(scope="module", autouse=True)
+def extensions() -> Iterator[None]:
+    """Load the C++ fixtures; keep the modules alive while this file's tests run."""
+    modules = [load_extension("hello"), load_extension("ffi_testing")]
+    yield
+    del modules
 
 
 def test_python_closure_returned_through_ffi() -> None:

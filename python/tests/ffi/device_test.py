@@ -1,11 +1,19 @@
 """Devices as FFI arguments and return values."""
 
+from collections.abc import Iterator
+
+import pytest
 import tvm
 import tvm.testing
+from tvm_conformance.extensions import load_extension
 
-import ffi_ext
 
-ffi_ext.load()
+@pytest.fixture(scope="module", autouse=True)
+def extensions() -> Iterator[None]:
+    """Load the C++ fixtures; keep the modules alive while this file's tests run."""
+    modules = [load_extension("hello"), load_extension("ffi_testing")]
+    yield
+    del modules
 
 
 def test_python_device_function_cuda_in_cpu_out() -> None:

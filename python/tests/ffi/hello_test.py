@@ -2,7 +2,6 @@
 
 import pytest
 import tvm
-
 from tvm_conformance.extensions import load_extension
 
 

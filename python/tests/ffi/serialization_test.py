@@ -1,4 +1,4 @@
-"""JSON round trips (`tvm.ir.save_json` / `load_json`) of FFI containers, IR nodes and an IRModule."""
+"""JSON round trips (`tvm.ir.save_json` / `load_json`) of containers, IR nodes and an IRModule."""
 
 import subprocess
 import sys

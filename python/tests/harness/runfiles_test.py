@@ -3,7 +3,6 @@
 import os
 
 import pytest
-
 from tvm_conformance.runfiles import rlocation
 
 
