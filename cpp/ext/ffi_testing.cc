@@ -92,7 +92,9 @@ ffi::Array<ffi::Any> CallNTimes(ffi::Function func, int64_t n) {
 
 // ------------------------------------------------------------------- error --
 
-// Throws an ffi::Error of the named kind. `std` throws a std::runtime_error.
+// Throws an ffi::Error of the named kind through TVM_FFI_THROW for the builtin
+// kinds and `ConformanceError`; `std` throws a std::runtime_error; any other
+// kind string is thrown as an ffi::Error of that (custom) kind.
 void ThrowError(const ffi::String& kind, const ffi::String& message) {
   const std::string k = kind;
   if (k == "ValueError") TVM_FFI_THROW(ValueError) << message;
@@ -102,8 +104,7 @@ void ThrowError(const ffi::String& kind, const ffi::String& message) {
   if (k == "RuntimeError") TVM_FFI_THROW(RuntimeError) << message;
   if (k == "ConformanceError") TVM_FFI_THROW(ConformanceError) << message;
   if (k == "std") throw std::runtime_error(message);
-  TVM_FFI_THROW(ValueError) << "testing.throw_error: unknown kind `" << k
-                            << "`";
+  throw ffi::Error(k, message, "");
 }
 
 // ---------------------------------------------------------------- closure --

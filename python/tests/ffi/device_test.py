@@ -11,7 +11,7 @@ from tvm_conformance.extensions import load_extension
 @pytest.fixture(scope="module", autouse=True)
 def extensions() -> Iterator[None]:
     """Load the C++ fixtures; keep the modules alive while this file's tests run."""
-    modules = [load_extension("hello"), load_extension("ffi_testing")]
+    modules = [load_extension("ffi_testing")]
     yield
     del modules
 
