@@ -33,9 +33,9 @@ void VariadicSum(ffi::PackedArgs args, ffi::Any* ret) {
   for (int i = 0; i < args.size(); ++i) {
     std::optional<int64_t> value = args[i].as<int64_t>();
     if (!value.has_value()) {
-      TVM_FFI_THROW(TypeError) << "testing.variadic_sum: argument " << i
-                               << " has type `" << args[i].GetTypeKey()
-                               << "`, expected int";
+      TVM_FFI_THROW(TypeError)
+          << "testing.variadic_sum: argument " << i << " has type `"
+          << args[i].GetTypeKey() << "`, expected int";
     }
     total += *value;
   }
@@ -80,8 +80,8 @@ void Invoke(ffi::PackedArgs args, ffi::Any* ret) {
 // Calls `func(i)` for i in [0, n) and returns the results.
 ffi::Array<ffi::Any> CallNTimes(ffi::Function func, int64_t n) {
   if (n < 0) {
-    TVM_FFI_THROW(ValueError) << "testing.call_n_times: n must be >= 0, got "
-                              << n;
+    TVM_FFI_THROW(ValueError)
+        << "testing.call_n_times: n must be >= 0, got " << n;
   }
   ffi::Array<ffi::Any> results;
   for (int64_t i = 0; i < n; ++i) {
@@ -153,8 +153,7 @@ int64_t MapGet(const ffi::Map<ffi::String, int64_t>& map,
                const ffi::String& key) {
   std::optional<int64_t> value = map.Get(key);
   if (!value.has_value()) {
-    TVM_FFI_THROW(KeyError) << "testing.map_get: key `" << key
-                            << "` not found";
+    TVM_FFI_THROW(KeyError) << "testing.map_get: key `" << key << "` not found";
   }
   return *value;
 }
@@ -267,6 +266,8 @@ TVM_FFI_STATIC_INIT_BLOCK() {
   refl::GlobalDef()
       .def_packed("testing.variadic_sum", VariadicSum)
       .def_packed("testing.variadic_type_keys", VariadicTypeKeys)
+      .def_packed("testing.any_echo",
+                  [](ffi::PackedArgs args, ffi::Any* ret) { *ret = args[0]; })
       .def_packed("testing.call_global", CallGlobal)
       .def_packed("testing.invoke", Invoke)
       .def("testing.call_n_times", CallNTimes)
