@@ -1,4 +1,5 @@
-// The vertical slice in C++: the hello extension's globals, called through the FFI registry.
+// The vertical slice in C++: the hello extension's globals, called through the
+// FFI registry.
 #include <gtest/gtest.h>
 #include <tvm/ffi/function.h>
 #include <tvm/ffi/string.h>

@@ -12,7 +12,8 @@ std::string Rlocation(const std::string& workspace_relative_path) {
   const char* srcdir = std::getenv("TEST_SRCDIR");
   const char* workspace = std::getenv("TEST_WORKSPACE");
   if (srcdir == nullptr || workspace == nullptr) {
-    ADD_FAILURE() << "TEST_SRCDIR / TEST_WORKSPACE unset: run this test with bazel test";
+    ADD_FAILURE()
+        << "TEST_SRCDIR / TEST_WORKSPACE unset: run this test with bazel test";
     return workspace_relative_path;
   }
   std::string path =
