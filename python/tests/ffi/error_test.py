@@ -6,6 +6,7 @@ from collections.abc import Iterator
 import pytest
 import tvm
 import tvm_ffi
+
 from tvm_conformance.extensions import load_extension
 
 

@@ -5,6 +5,7 @@ from collections.abc import Iterator
 import pytest
 import tvm
 import tvm_ffi
+
 from tvm_conformance.extensions import load_extension
 
 

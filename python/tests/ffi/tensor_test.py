@@ -9,6 +9,7 @@ import tvm
 import tvm.testing
 from tvm import te
 from tvm.contrib.dlpack import to_pytorch_func
+
 from tvm_conformance.extensions import load_extension
 
 
