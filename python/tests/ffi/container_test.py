@@ -55,7 +55,9 @@ def test_map_with_wrong_value_type_names_signature() -> None:
         tvm.get_global_func("testing.map_invert")({"a": "not an int"})
 
 
-@pytest.mark.parametrize("a, b", [("hello", " world"), ("", ""), ("long" * 100, "!")])
+@pytest.mark.parametrize(
+    "a, b", [("hello", " world"), ("", ""), ("long" * 100, "!")], ids=["short", "empty", "long"]
+)
 def test_string_into_and_out_of_cpp(a: str, b: str) -> None:
     out = tvm.get_global_func("testing.string_concat")(a, b)
     assert isinstance(out, str)
