@@ -102,7 +102,8 @@ def test_wrong_argument_type_names_signature() -> None:
 
 def test_int_beyond_int64_rejected_by_int_parameter() -> None:
     myadd = tvm.get_global_func("myadd")
-    assert myadd((1 << 63) - 1, 0) == (1 << 63) - 1
+    assert myadd((1 << 63) - 6, 5) == (1 << 63) - 1  # int64 max is still an int
+    assert myadd(-(1 << 63) + 5, -5) == -(1 << 63)
     with pytest.raises(TypeError, match=r"argument #0 .*Expected `int` but got `ffi\.BigInt`"):
         myadd(1 << 63, 0)
     with pytest.raises(TypeError, match=r"argument #1 .*Expected `int` but got `ffi\.BigInt`"):
