@@ -37,7 +37,7 @@ _TARGETS = {
         tags = ["gpu", "requires-gpu"],
         compatible_with = select({
             "//tools/config:cuda_enabled": [],
-            "//conditions:default": ["@platforms//:incompatible"],
+            "//conditions:default": ["//tools/config:incompatible"],
         }),
     ),
 }
