@@ -34,7 +34,7 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
 @pytest.fixture
 def target(request: pytest.FixtureRequest) -> str:
     """The TVM target string of this test instance; skips when its device is absent."""
-    import tvm
+    import tvm.testing
 
     value = request.param
     if not tvm.testing.device_enabled(value):
@@ -47,4 +47,5 @@ def dev(target: str):
     """The tvm.runtime.Device of `target`."""
     import tvm
 
-    return tvm.device(tvm.target.Target(target).kind.name, 0)
+    # tvm.device() takes device names ("cpu", "cuda"), not target kinds ("llvm").
+    return tvm.device(tvm.target.Target(target).get_target_device_type(), 0)
