@@ -2,6 +2,7 @@
 
 import pytest
 import tvm
+
 from tvm_conformance.extensions import load_extension
 
 

@@ -3,6 +3,7 @@
 import os
 
 import pytest
+
 from tvm_conformance.runfiles import rlocation
 
 
