@@ -2,6 +2,8 @@
 
 #include <cstdlib>
 #include <fstream>
+#include <optional>
+#include <stdexcept>
 
 namespace tvm_conformance {
 namespace testing {
@@ -21,6 +23,15 @@ std::string Rlocation(const std::string& workspace_relative_path) {
                   << "); list it in the test's data";
   }
   return path;
+}
+
+tvm::ffi::Function RequireGlobal(const std::string& name) {
+  std::optional<tvm::ffi::Function> func = tvm::ffi::Function::GetGlobal(name);
+  if (!func.has_value()) {
+    throw std::runtime_error("global function `" + name +
+                             "` is not registered");
+  }
+  return *func;
 }
 
 }  // namespace testing

@@ -4,6 +4,7 @@
 
 #include <gtest/gtest.h>
 #include <tvm/ffi/error.h>
+#include <tvm/ffi/function.h>
 
 #include <string>
 
@@ -14,6 +15,10 @@ namespace testing {
 // ($TEST_SRCDIR/$TEST_WORKSPACE/<path>). Fails the test when the file is
 // missing.
 std::string Rlocation(const std::string& workspace_relative_path);
+
+// The global function `name`. Throws std::runtime_error (failing the test, not
+// crashing it on a null call) when no such global is registered.
+tvm::ffi::Function RequireGlobal(const std::string& name);
 
 }  // namespace testing
 }  // namespace tvm_conformance

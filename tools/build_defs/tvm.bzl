@@ -5,6 +5,8 @@
   tvm_cc_test       a googletest binary linked with libtvm_ffi.so and libtvm_runtime.so.
   tvm_py_test       pytest over some files with the pinned venv, JUnit XML, strict markers and
                     the repo's plugin; one variant per TVM target when `targets` is given.
+  tvm_exported_module  a file made at build time by a Python script with the pinned venv
+                    (e.g. a Relax executable from export_library) for Python and C++ tests.
 
 Rule loads (native today; rules_cc / rules_python later) live here only, so a move to
 MODULE.bazel or to loaded rules touches this file alone.
@@ -172,3 +174,39 @@ def tvm_py_test(name, srcs, deps = [], data = [], args = [], env = {}, targets =
         )
         variants.append(":%s_%s" % (name, target))
     native.test_suite(name = name, tests = variants)
+
+def tvm_exported_module(name, script, out = None, deps = [], visibility = None, **kwargs):
+    """A build-time artefact written by `script` run with the venv's Python.
+
+    `script` is made a py_binary (`<name>_builder`) and run by a genrule as
+    `<name>_builder $(location out)`; it must write exactly that file and nothing else, and the
+    same bytes on every run, so the action caches like any other.
+
+    Args:
+      name: genrule name; tests list `:<name>` (or the output file) in `data`.
+      script: the Python source that builds the artefact; takes the output path as argv[1].
+      out: the output file name; defaults to `<name>.so`.
+      deps: extra py deps of the script.
+      visibility: visibility of the artefact (the builder stays private).
+      **kwargs: passed to the genrule (e.g. tags).
+    """
+    builder = name + "_builder"
+    native.py_binary(
+        name = builder,
+        srcs = [script],
+        main = script,
+        deps = deps,
+        python_version = "PY3",
+        srcs_version = "PY3",
+        visibility = ["//visibility:private"],
+    )
+    native.genrule(
+        name = name,
+        outs = [out or name + ".so"],
+        # The builder (and so the venv interpreter) comes from the exec configuration.
+        tools = [":" + builder],
+        cmd = "$(location :%s) $@" % builder,
+        message = "Exporting %s" % name,
+        visibility = visibility,
+        **kwargs
+    )

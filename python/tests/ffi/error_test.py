@@ -1,0 +1,165 @@
+"""Errors across the FFI in every direction: kind and message kept, custom kinds, nesting."""
+
+import traceback
+from collections.abc import Iterator
+
+import pytest
+import tvm
+import tvm_ffi
+
+from tvm_conformance.extensions import load_extension
+
+
+@pytest.fixture(scope="module", autouse=True)
+def extensions() -> Iterator[None]:
+    """Load the C++ fixtures; keep the modules alive while this file's tests run."""
+    modules = [load_extension("ffi_testing")]
+    yield
+    del modules
+
+
+@tvm_ffi.register_error("ConformanceRegisteredError")
+class ConformanceRegisteredError(ValueError):
+    """A Python error kind registered with the FFI: it keeps its class through C++."""
+
+
+class UnregisteredError(ValueError):
+    """A Python error subclass the FFI does not know."""
+
+
+@pytest.mark.parametrize(
+    "kind, expected",
+    [
+        ("ValueError", ValueError),
+        ("TypeError", TypeError),
+        ("IndexError", IndexError),
+        ("KeyError", KeyError),
+        ("RuntimeError", RuntimeError),
+    ],
+)
+def test_cpp_error_kind_and_message_reach_python(kind: str, expected: type) -> None:
+    with pytest.raises(expected) as info:
+        tvm.get_global_func("testing.throw_error")(kind, f"{kind} from C++")
+    assert type(info.value) is expected
+    assert info.value.args == (f"{kind} from C++",)
+
+
+def test_cpp_std_exception_arrives_as_runtime_error() -> None:
+    with pytest.raises(RuntimeError, match=r"^std exception from C\+\+$"):
+        tvm.get_global_func("testing.throw_error")("std", "std exception from C++")
+
+
+def test_cpp_custom_kind_without_registration_arrives_as_runtime_error() -> None:
+    # No Python class is registered for this kind (the next test registers another one).
+    with pytest.raises(RuntimeError) as info:
+        tvm.get_global_func("testing.throw_error")("ConformanceUnregisteredError", "custom kind")
+    assert type(info.value) is RuntimeError
+    assert str(info.value) == "custom kind"
+
+
+def test_cpp_custom_kind_with_registration_arrives_as_registered_class() -> None:
+    @tvm_ffi.register_error("ConformanceError")
+    class ConformanceError(RuntimeError):
+        pass
+
+    with pytest.raises(ConformanceError, match=r"^registered custom kind$"):
+        tvm.get_global_func("testing.throw_error")("ConformanceError", "registered custom kind")
+
+
+@pytest.mark.parametrize("exc_type", [ValueError, TypeError, IndexError, RuntimeError])
+def test_python_callback_error_through_cpp_keeps_type(exc_type: type) -> None:
+    def callback() -> None:
+        raise exc_type("raised in a Python callback")
+
+    with pytest.raises(exc_type) as info:
+        tvm.get_global_func("testing.invoke")(callback)
+    assert type(info.value) is exc_type
+    assert str(info.value) == "raised in a Python callback"
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="KeyError args survive a Python->C++->Python round trip (TVM 0.27 / tvm-ffi 0.1.14: "
+    "the message is str(KeyError), so KeyError('k') comes back as KeyError(\"'k'\"))",
+)
+def test_python_key_error_through_cpp_keeps_args() -> None:
+    def callback() -> None:
+        raise KeyError("k")
+
+    with pytest.raises(KeyError) as info:
+        tvm.get_global_func("testing.invoke")(callback)
+    assert info.value.args == ("k",)
+
+
+def test_python_unregistered_subclass_through_cpp_arrives_as_runtime_error() -> None:
+    def callback() -> None:
+        raise UnregisteredError("unregistered subclass")
+
+    with pytest.raises(RuntimeError) as info:
+        tvm.get_global_func("testing.invoke")(callback)
+    assert type(info.value) is RuntimeError
+    assert not isinstance(info.value, ValueError)
+    assert str(info.value) == "unregistered subclass"
+
+
+def test_python_registered_subclass_through_cpp_keeps_class() -> None:
+    def callback() -> None:
+        raise ConformanceRegisteredError("registered subclass")
+
+    with pytest.raises(ConformanceRegisteredError, match=r"^registered subclass$"):
+        tvm.get_global_func("testing.invoke")(callback)
+
+
+def test_error_from_python_global_called_by_cpp_by_name() -> None:
+    @tvm.register_global_func("conformance.error.py_raise", override=True)
+    def py_raise(n: int) -> None:
+        raise IndexError(f"index {n} out of range")
+
+    with pytest.raises(IndexError, match=r"^index 7 out of range$"):
+        tvm.get_global_func("testing.call_global")("conformance.error.py_raise", 7)
+
+
+def test_nested_python_cpp_python_cpp_python() -> None:
+    invoke = tvm.get_global_func("testing.invoke")
+    depth = []
+
+    def innermost() -> None:
+        depth.append("innermost")
+        raise TypeError("raised three frames down")
+
+    def middle() -> None:
+        depth.append("middle")
+        invoke(innermost)  # Python -> C++ -> Python
+
+    with pytest.raises(TypeError) as info:
+        invoke(middle)  # Python -> C++ -> Python -> C++ -> Python
+    assert depth == ["middle", "innermost"]
+    assert str(info.value) == "raised three frames down"
+    # The traceback names both Python callbacks, innermost last.
+    frames = [f.name for f in traceback.extract_tb(info.value.__traceback__)]
+    assert "middle" in frames
+    assert frames[-1] == "innermost"
+
+
+def test_nested_error_from_cpp_through_python_callback() -> None:
+    invoke = tvm.get_global_func("testing.invoke")
+    throw = tvm.get_global_func("testing.throw_error")
+
+    def callback() -> None:
+        throw("IndexError", "C++ below a Python callback")
+
+    with pytest.raises(IndexError, match=r"^C\+\+ below a Python callback$"):
+        invoke(callback)
+
+
+def test_python_can_catch_cpp_error_inside_callback() -> None:
+    throw = tvm.get_global_func("testing.throw_error")
+
+    def callback() -> str:
+        try:
+            throw("ValueError", "handled")
+        except ValueError as err:
+            return f"caught {err}"
+        return "not raised"
+
+    assert tvm.get_global_func("testing.invoke")(callback) == "caught handled"

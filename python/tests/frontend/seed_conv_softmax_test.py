@@ -1,0 +1,40 @@
+"""Seed 003's model (Conv2d + Softmax) imported into Relax matches PyTorch at 1e-5."""
+
+import pytest
+import torch
+import tvm
+
+from tvm_conformance.model_import import verify_model
+
+
+class ConvSoftmax(torch.nn.Module):
+    """The seed's model: Conv2d(3, 6, 7, bias=False) then Softmax over channels."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.conv = torch.nn.Conv2d(3, 6, 7, bias=False)
+        self.softmax = torch.nn.Softmax(dim=1)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return self.softmax(self.conv(x))
+
+
+@pytest.mark.parametrize("exec_mode", ["bytecode", "compiled"])
+@pytest.mark.parametrize("frontend", ["exported_program", "fx"])
+def test_conv_softmax_matches_pytorch(
+    frontend: str, exec_mode: str, target: str, dev: tvm.runtime.Device
+) -> None:
+    torch.manual_seed(0)
+    model = ConvSoftmax().float().eval()
+    data = torch.rand([1, 3, 10, 10])
+    verify_model(
+        model,
+        [data],
+        expected_ops=["relax.nn.conv2d"],
+        rtol=1e-5,
+        atol=1e-5,
+        frontend=frontend,
+        exec_modes=(exec_mode,),
+        target=target,
+        dev=dev,
+    )

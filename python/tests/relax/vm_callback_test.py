@@ -1,0 +1,206 @@
+"""Seed 000: tensors flowing between Relax VM functions and Python callbacks.
+
+Every case runs in both VM exec modes (`bytecode`, `compiled`) and once per target of the
+plugin's `target`/`dev` fixtures. Errors raised by callbacks are in vm_callback_error_test.py.
+"""
+
+import numpy as np
+import pytest
+import tvm
+from tvm import relax
+from tvm.script import ir as I
+from tvm.script import relax as R
+
+EXEC_MODES = ["bytecode", "compiled"]
+
+
+@I.ir_module
+class CallbackModule:
+    """Relax functions that call the Python callables they are given."""
+
+    @R.function
+    def pass_to_callback(
+        A: R.Tensor([16], "int32"),
+        callback: R.Callable([R.Tensor([16], "int32")], R.Tuple([])),
+    ):
+        B = R.multiply(A, R.const(2))
+        _ = callback(B)
+        return R.tuple()
+
+    @R.function
+    def consume_from_callback(callback: R.Callable([], R.Tensor([16], "int32"))):
+        A = callback()
+        B = R.multiply(A, R.const(2))
+        return B
+
+    @R.function
+    def return_from_callback(callback: R.Callable([], R.Tensor([4], "float32"))):
+        A = callback()
+        return A
+
+    @R.function
+    def chain_three_calls(
+        A: R.Tensor([4], "float32"),
+        callback: R.Callable([R.Tensor([4], "float32")], R.Tensor([4], "float32")),
+    ):
+        B = callback(A)
+        C = callback(B)
+        D = callback(C)
+        return D
+
+    @R.function
+    def tuple_from_callback(
+        A: R.Tensor([4], "float32"),
+        B: R.Tensor([4], "float32"),
+        callback: R.Callable(
+            [R.Tensor([4], "float32"), R.Tensor([4], "float32")],
+            R.Tuple([R.Tensor([4], "float32"), R.Tensor([4], "float32")]),
+        ),
+    ):
+        pair = callback(A, B)
+        first = pair[0]
+        second = pair[1]
+        C = R.subtract(first, second)
+        return C
+
+    @R.function
+    def double(A: R.Tensor([4], "float32")):
+        B = R.multiply(A, R.const(2.0, "float32"))
+        return B
+
+
+def _vm(target: str, dev: tvm.runtime.Device, exec_mode: str) -> relax.VirtualMachine:
+    ex = relax.build(CallbackModule, target=target, exec_mode=exec_mode)
+    return relax.VirtualMachine(ex, dev)
+
+
+@pytest.mark.parametrize("exec_mode", EXEC_MODES)
+def test_relax_passes_tensor_to_callback(
+    target: str, dev: tvm.runtime.Device, exec_mode: str
+) -> None:
+    vm = _vm(target, dev, exec_mode)
+    received = []
+    np_a = np.arange(16, dtype="int32")
+
+    vm["pass_to_callback"](tvm.runtime.tensor(np_a, dev), received.append)
+
+    assert len(received) == 1
+    assert isinstance(received[0], tvm.runtime.Tensor)
+    np.testing.assert_array_equal(received[0].numpy(), np.arange(0, 32, 2, dtype="int32"))
+
+
+@pytest.mark.parametrize("exec_mode", EXEC_MODES)
+def test_callback_produces_tensor_relax_consumes(
+    target: str, dev: tvm.runtime.Device, exec_mode: str
+) -> None:
+    vm = _vm(target, dev, exec_mode)
+    np_a = np.arange(16, dtype="int32")
+
+    output = vm["consume_from_callback"](lambda: tvm.runtime.tensor(np_a, dev))
+
+    np.testing.assert_array_equal(output.numpy(), np.arange(0, 32, 2, dtype="int32"))
+
+
+@pytest.mark.parametrize("exec_mode", EXEC_MODES)
+def test_callback_called_many_times_in_one_function(
+    target: str, dev: tvm.runtime.Device, exec_mode: str
+) -> None:
+    vm = _vm(target, dev, exec_mode)
+    seen = []
+
+    def add_one(x: tvm.runtime.Tensor) -> tvm.runtime.Tensor:
+        seen.append(x.numpy().tolist())
+        return tvm.runtime.tensor(x.numpy() + 1, dev)
+
+    start = np.array([0.0, 10.0, 20.0, 30.0], dtype="float32")
+    output = vm["chain_three_calls"](tvm.runtime.tensor(start, dev), add_one)
+
+    assert seen == [[0, 10, 20, 30], [1, 11, 21, 31], [2, 12, 22, 32]]
+    np.testing.assert_array_equal(output.numpy(), [3.0, 13.0, 23.0, 33.0])
+
+
+@pytest.mark.parametrize("exec_mode", EXEC_MODES)
+def test_callback_takes_several_tensors_returns_tuple(
+    target: str, dev: tvm.runtime.Device, exec_mode: str
+) -> None:
+    vm = _vm(target, dev, exec_mode)
+    args = []
+
+    def scale_both(a: tvm.runtime.Tensor, b: tvm.runtime.Tensor) -> tuple:
+        args.append((a.numpy().tolist(), b.numpy().tolist()))
+        return tvm.runtime.tensor(a.numpy() * 10, dev), tvm.runtime.tensor(b.numpy() * 2, dev)
+
+    a = np.array([1.0, 2.0, 3.0, 4.0], dtype="float32")
+    b = np.array([0.5, 1.0, 1.5, 2.0], dtype="float32")
+    output = vm["tuple_from_callback"](
+        tvm.runtime.tensor(a, dev), tvm.runtime.tensor(b, dev), scale_both
+    )
+
+    assert args == [([1, 2, 3, 4], [0.5, 1.0, 1.5, 2.0])]
+    np.testing.assert_array_equal(output.numpy(), [9.0, 18.0, 27.0, 36.0])
+
+
+@pytest.mark.parametrize("exec_mode", EXEC_MODES)
+def test_callback_invokes_another_vm_function(
+    target: str, dev: tvm.runtime.Device, exec_mode: str
+) -> None:
+    vm = _vm(target, dev, exec_mode)
+
+    def reenter(x: tvm.runtime.Tensor) -> tvm.runtime.Tensor:
+        return vm["double"](x)
+
+    start = np.array([1.0, -1.0, 0.5, 3.0], dtype="float32")
+    output = vm["chain_three_calls"](tvm.runtime.tensor(start, dev), reenter)
+
+    np.testing.assert_array_equal(output.numpy(), [8.0, -8.0, 4.0, 24.0])
+
+
+@pytest.mark.parametrize("exec_mode", EXEC_MODES)
+@pytest.mark.parametrize(
+    "value",
+    [5, "not a tensor", None],
+    ids=["int", "str", "none"],
+)
+def test_callback_wrong_return_type_is_returned_unchecked(
+    target: str, dev: tvm.runtime.Device, exec_mode: str, value: object
+) -> None:
+    # The callback is declared to return R.Tensor([4], "float32"); TVM 0.27 inserts no check
+    # on callback results, so a function that only returns it hands back the Python value.
+    vm = _vm(target, dev, exec_mode)
+
+    assert vm["return_from_callback"](lambda: value) == value
+
+
+@pytest.mark.parametrize("exec_mode", EXEC_MODES)
+def test_callback_wrong_shape_is_returned_unchecked(
+    target: str, dev: tvm.runtime.Device, exec_mode: str
+) -> None:
+    vm = _vm(target, dev, exec_mode)
+    wrong = np.array([7.0, 8.0, 9.0], dtype="float32")
+
+    output = vm["return_from_callback"](lambda: tvm.runtime.tensor(wrong, dev))
+
+    assert tuple(output.shape) == (3,)
+    np.testing.assert_array_equal(output.numpy(), wrong)
+
+
+@pytest.mark.parametrize("exec_mode", EXEC_MODES)
+def test_callback_wrong_type_is_caught_by_consuming_kernel(
+    target: str, dev: tvm.runtime.Device, exec_mode: str
+) -> None:
+    # The unchecked value is only rejected when a compiled kernel receives it.
+    vm = _vm(target, dev, exec_mode)
+
+    with pytest.raises(TypeError, match=r"Mismatched type on argument #0 when calling:"):
+        vm["consume_from_callback"](lambda: 5)
+
+
+@pytest.mark.parametrize("exec_mode", EXEC_MODES)
+def test_callback_wrong_dtype_is_caught_by_consuming_kernel(
+    target: str, dev: tvm.runtime.Device, exec_mode: str
+) -> None:
+    vm = _vm(target, dev, exec_mode)
+    wrong = np.arange(16, dtype="float32")
+
+    with pytest.raises(TypeError, match=r"(?s)Mismatched A\.dtype on argument #0.*expected int32"):
+        vm["consume_from_callback"](lambda: tvm.runtime.tensor(wrong, dev))
