@@ -7,6 +7,11 @@ Standard library only, so any python3 runs it (./bazelw and .ci/run call it afte
     skip_report.py --testlogs bazel-testlogs                 # every test.xml under it
     skip_report.py --testlogs bazel-testlogs //python/tests/targets/...
     skip_report.py path/to/test.xml other/dir                # files, or dirs searched for test.xml
+    skip_report.py --bep build_events.json                   # exactly this invocation's tests
+
+bazel-testlogs keeps results of earlier invocations too (e.g. cuda variants from a previous
+--config=cuda run); `--bep` reads the file of `bazel test --build_event_json_file=FILE` and
+reports only the tests of that invocation, cached ones included.
 
 Labels (`//pkg:name`, `//pkg:all`, `//pkg/...`) restrict the report to those targets; a
 `//pkg:name` with no test.xml of its own also matches its `name_<variant>` targets (the
@@ -18,9 +23,11 @@ from __future__ import annotations
 
 import argparse
 import collections
+import json
 import os
 import re
 import sys
+import urllib.parse
 import xml.etree.ElementTree as ET
 from dataclasses import dataclass, field
 
@@ -92,6 +99,27 @@ def add_file(counts: Counts, xml_path: str, label: str) -> None:
             counts.passed += 1
 
 
+def bep_results(bep_path: str) -> list[tuple[str, str]]:
+    """(test.xml path, label) for each test result in a build event JSON file."""
+    found = []
+    with open(bep_path, encoding="utf-8") as stream:
+        for line in stream:
+            line = line.strip()
+            if not line:
+                continue
+            try:
+                event = json.loads(line)
+            except json.JSONDecodeError:
+                continue
+            label = event.get("id", {}).get("testResult", {}).get("label")
+            outputs = event.get("testResult", {}).get("testActionOutput", [])
+            for output in outputs:
+                uri = output.get("uri", "")
+                if label and output.get("name") == "test.xml" and uri.startswith("file://"):
+                    found.append((urllib.parse.unquote(uri[len("file://") :]), label))
+    return found
+
+
 def find_xml(paths: list[str]) -> list[str]:
     """test.xml files: the files given, and every test.xml below the directories given."""
     found = []
@@ -136,9 +164,15 @@ def label_matches(label: str, patterns: list[str], all_labels: set[str]) -> bool
     return False
 
 
-def summarise(xml_files: list[str], testlogs: str | None, patterns: list[str]) -> Counts:
+def summarise(
+    xml_files: list[str],
+    testlogs: str | None,
+    patterns: list[str],
+    labelled_extra: list[tuple[str, str]] | None = None,
+) -> Counts:
     """Count outcomes over the files whose targets match `patterns` (all when empty)."""
     labelled = [(path, label_of(path, testlogs)) for path in xml_files]
+    labelled += labelled_extra or []
     all_labels = {label for _, label in labelled}
     counts = Counts()
     for path, label in labelled:
@@ -168,6 +202,9 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--testlogs", help="bazel-testlogs directory (labels are relative to it)")
     parser.add_argument(
+        "--bep", help="build event JSON file of the run (--build_event_json_file): its tests only"
+    )
+    parser.add_argument(
         "items",
         nargs="*",
         help="test.xml files or directories; arguments starting with // are target patterns",
@@ -181,11 +218,12 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     patterns = args.target + [i for i in args.items if i.startswith("//")]
     paths = [i for i in args.items if not i.startswith("//")]
-    if args.testlogs:
+    from_bep = bep_results(args.bep) if args.bep else []
+    if args.testlogs and not args.bep:
         paths.append(args.testlogs)
-    if not paths:
-        parser.error("give --testlogs DIR or test.xml paths")
-    print(render(summarise(find_xml(paths), args.testlogs, patterns)))
+    if not paths and not args.bep:
+        parser.error("give --testlogs DIR, --bep FILE or test.xml paths")
+    print(render(summarise(find_xml(paths), args.testlogs, patterns, from_bep)))
     return 0
 
 

@@ -1,5 +1,6 @@
 """tools/testing/skip_report.py: per-case counts and skip reasons from Bazel's JUnit XML."""
 
+import json
 import subprocess
 import sys
 from pathlib import Path
@@ -122,7 +123,7 @@ def test_unreadable_xml_counts_as_failed_and_is_named(tmp_path: Path) -> None:
 def test_without_inputs_is_a_usage_error() -> None:
     result = run()
     assert result.returncode == 2
-    assert "give --testlogs DIR or test.xml paths" in result.stderr
+    assert "give --testlogs DIR, --bep FILE or test.xml paths" in result.stderr
 
 
 def test_missing_path_is_reported_not_fatal(tmp_path: Path) -> None:
@@ -130,3 +131,25 @@ def test_missing_path_is_reported_not_fatal(tmp_path: Path) -> None:
     assert result.returncode == 0
     assert "no such file or directory" in result.stderr
     assert result.stdout.splitlines()[-1] == "0 passed, 0 failed, 0 skipped"
+
+
+def test_build_event_file_limits_report_to_that_invocation(tmp_path: Path) -> None:
+    current = write(tmp_path / "testlogs", "pkg/now_test", PYTEST_XML)
+    write(tmp_path / "testlogs", "pkg/stale_test_cuda", PASS_ONLY_XML)  # an earlier run's
+    events = [
+        {"id": {"progress": {}}, "progress": {}},
+        {
+            "id": {"testResult": {"label": "//pkg:now_test", "run": 1, "shard": 1}},
+            "testResult": {
+                "testActionOutput": [
+                    {"name": "test.log", "uri": "file:///nowhere/test.log"},
+                    {"name": "test.xml", "uri": f"file://{current}"},
+                ]
+            },
+        },
+    ]
+    bep = tmp_path / "bep.json"
+    bep.write_text("\n".join(json.dumps(e) for e in events) + "\n")
+    result = run("--bep", bep, "--testlogs", tmp_path / "testlogs")
+    assert "in //pkg:now_test (1)" in result.stdout
+    assert result.stdout.splitlines()[-1] == "1 passed, 2 failed, 2 skipped"
