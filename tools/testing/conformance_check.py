@@ -21,6 +21,8 @@ import re
 import sys
 import xml.etree.ElementTree as ET
 
+from skip_report import case_outcome
+
 _ROW = re.compile(r"^\|\s*`?(?P<seed>\d{3})`?\s*\|(?P<behaviour>.*)\|(?P<tests>.*)\|\s*$")
 _TEST = re.compile(r"`?(?P<label>//[^\s:`]*:[^\s`]+)\s+::\s+(?P<case>[^`;]+?)`?\s*(?:;|$)")
 
@@ -43,24 +45,13 @@ def parse_rows(markdown: str) -> list[tuple[str, str, str, str]]:
 
 
 def case_outcomes(xml_path: str) -> dict[str, str]:
-    """Map test case name -> passed / failed / skipped / xfailed for one JUnit XML file.
+    """Map test case name -> its outcome (skip_report.case_outcome) for one JUnit XML file.
 
     pytest cases are keyed by their name (`test_x[llvm]`), googletest's by `Suite.Case`.
     """
     outcomes = {}
     for case in ET.parse(xml_path).getroot().iter("testcase"):
-        children = {child.tag: child for child in case}
-        skipped = children.get("skipped")
-        if "failure" in children or "error" in children:
-            outcome = "failed"
-        elif skipped is not None and (skipped.get("type") or "").endswith("xfail"):
-            outcome = "xfailed"
-        elif (
-            skipped is not None or case.get("status") == "notrun" or case.get("result") == "skipped"
-        ):
-            outcome = "skipped"
-        else:
-            outcome = "passed"
+        outcome = case_outcome(case)
         name = case.get("name", "")
         outcomes[name] = outcome
         classname = case.get("classname", "")
@@ -92,7 +83,9 @@ def check(rows: list[tuple[str, str, str, str]], testlogs: str, require_all: boo
             outcome = outcomes.get(case, "missing")
         tally[outcome] += 1
         per_seed[seed][outcome] += 1
-        bad = outcome in ("failed", "skipped", "missing") or (outcome == "not run" and require_all)
+        bad = outcome in ("failed", "skipped", "disabled", "missing") or (
+            outcome == "not run" and require_all
+        )
         if bad or outcome == "not run":
             print(f"conformance: {outcome.upper()}: seed {seed}: {behaviour}: {label} :: {case}")
         problems += bad

@@ -75,6 +75,21 @@ def skip_reason(element: ET.Element) -> str:
     return reason or "(no reason given)"
 
 
+def case_outcome(case: ET.Element) -> str:
+    """passed / failed / xfailed / skipped / disabled for one <testcase> (pytest or googletest)."""
+    children = {child.tag: child for child in case}
+    skipped = children.get("skipped")
+    if "failure" in children or "error" in children:
+        return "failed"
+    if skipped is not None and (skipped.get("type") or "").endswith("xfail"):
+        return "xfailed"
+    if skipped is not None or case.get("result") == "skipped":
+        return "skipped"
+    if case.get("status") == "notrun":
+        return "disabled"
+    return "passed"
+
+
 def add_file(counts: Counts, xml_path: str, label: str) -> None:
     """Count the test cases of one JUnit XML file (pytest, googletest or Bazel's own)."""
     try:
@@ -85,15 +100,15 @@ def add_file(counts: Counts, xml_path: str, label: str) -> None:
         return
     counts.targets += 1
     for case in root.iter("testcase"):
-        children = {child.tag: child for child in case}
-        skipped = children.get("skipped")
-        if "failure" in children or "error" in children:
+        outcome = case_outcome(case)
+        if outcome == "failed":
             counts.failed += 1
-        elif skipped is not None and (skipped.get("type") or "").endswith("xfail"):
+        elif outcome == "xfailed":
             counts.xfailed += 1
-        elif skipped is not None or case.get("result") == "skipped":
+        elif outcome == "skipped":
+            skipped = case.find("skipped")
             counts.skip(skip_reason(skipped if skipped is not None else case), label)
-        elif case.get("status") == "notrun":
+        elif outcome == "disabled":
             counts.skip("disabled (googletest DISABLED_)", label)
         else:
             counts.passed += 1
