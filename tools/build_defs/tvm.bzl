@@ -53,6 +53,31 @@ def _target_settings(target):
         fail("unknown TVM test target %r; known: %s" % (target, ", ".join(sorted(_TARGETS.keys()))))
     return _TARGETS[target]
 
+def _test_variants(rule, name, targets, env, tags, common, args = None, trailing_args = [], pytest = False):
+    """Emits test `name`, or with `targets` one `<name>_<target>` each and a suite `name`.
+
+    A variant gets TVM_TEST_TARGETS=<target>, the target's tags and compatibility, and (for
+    pytest) the target's pytest arguments between `args` and `trailing_args`.
+    """
+    extra = {} if args == None else {"args": args + trailing_args}
+    if targets == None:
+        rule(name = name, env = env, tags = tags, **dict(common, **extra))
+        return
+    variants = []
+    for target in targets:
+        settings = _target_settings(target)
+        if args != None:
+            extra["args"] = args + (settings.pytest_args if pytest else []) + trailing_args
+        rule(
+            name = "%s_%s" % (name, target),
+            env = dict(env, TVM_TEST_TARGETS = target),
+            tags = tags + settings.tags,
+            target_compatible_with = settings.compatible_with,
+            **dict(common, **extra)
+        )
+        variants.append(":%s_%s" % (name, target))
+    native.test_suite(name = name, tests = variants)
+
 def tvm_cc_extension(name, srcs, deps = [], copts = [], visibility = ["//visibility:public"], **kwargs):
     """A TVM-FFI extension: `lib<name>.so` (target `name`) and `<name>_lib` for gtests.
 
@@ -107,23 +132,7 @@ def tvm_cc_test(name, srcs, deps = [], copts = [], env = {}, targets = None, tag
         deps = deps + [_TVM_RUNTIME, _TVM_FFI, _GTEST_MAIN],
         **kwargs
     )
-    if targets == None:
-        native.cc_test(name = name, env = env, tags = tags, **common)
-        return
-    variants = []
-    for target in targets:
-        settings = _target_settings(target)
-        variant_env = dict(env)
-        variant_env["TVM_TEST_TARGETS"] = target
-        native.cc_test(
-            name = "%s_%s" % (name, target),
-            env = variant_env,
-            tags = tags + settings.tags,
-            target_compatible_with = settings.compatible_with,
-            **common
-        )
-        variants.append(":%s_%s" % (name, target))
-    native.test_suite(name = name, tests = variants)
+    _test_variants(native.cc_test, name, targets, env, tags, common)
 
 def tvm_py_test(name, srcs, deps = [], data = [], args = [], env = {}, targets = None, tags = [], size = "medium", **kwargs):
     """pytest over `srcs` with the pinned venv, JUnit XML and the tvm_conformance plugin.
@@ -156,24 +165,7 @@ def tvm_py_test(name, srcs, deps = [], data = [], args = [], env = {}, targets =
         **kwargs
     )
     files = ["$(rootpath %s)" % src for src in srcs]
-    if targets == None:
-        native.py_test(name = name, args = args + files, env = env, tags = tags, **common)
-        return
-    variants = []
-    for target in targets:
-        settings = _target_settings(target)
-        variant_env = dict(env)
-        variant_env["TVM_TEST_TARGETS"] = target
-        native.py_test(
-            name = "%s_%s" % (name, target),
-            args = args + settings.pytest_args + files,
-            env = variant_env,
-            tags = tags + settings.tags,
-            target_compatible_with = settings.compatible_with,
-            **common
-        )
-        variants.append(":%s_%s" % (name, target))
-    native.test_suite(name = name, tests = variants)
+    _test_variants(native.py_test, name, targets, env, tags, common, args = args, trailing_args = files, pytest = True)
 
 def tvm_exported_module(name, script, out = None, deps = [], visibility = None, **kwargs):
     """A build-time artefact written by `script` run with the venv's Python.
