@@ -192,7 +192,13 @@ def _runnable(entry: TargetEntry, kind: str, device_type: int) -> tuple[bool, st
     except Exception:  # kinds without an optional runtime (e.g. "c") run on the CPU runtime
         enabled = device_type == 1
     if not enabled:
-        return False, f"the {kind} runtime is not enabled in this TVM build"
+        # tvm.runtime.enabled is False both when TVM was built without the runtime and when
+        # its library cannot load (libtvm_runtime_cuda.so without libcuda.so, on a GPU-less
+        # machine): say both.
+        return False, (
+            f"the {kind} runtime is not enabled in this TVM build "
+            "(not built in, or its driver library is missing)"
+        )
     device = tvm.device_from_target(entry if isinstance(entry, str) else json.dumps(entry))
     if not device.exist:
         return False, f"no {device} device present"

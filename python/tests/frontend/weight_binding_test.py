@@ -6,18 +6,7 @@ import torch
 import tvm
 
 from tvm_conformance.model_import import bind_weights, import_model, verify_model
-
-
-class ConvSoftmax(torch.nn.Module):
-    """Conv2d(3, 6, 7, bias=False) then Softmax over channels (seed 003's model)."""
-
-    def __init__(self) -> None:
-        super().__init__()
-        self.conv = torch.nn.Conv2d(3, 6, 7, bias=False)
-        self.softmax = torch.nn.Softmax(dim=1)
-
-    def forward(self, x: torch.Tensor) -> torch.Tensor:
-        return self.softmax(self.conv(x))
+from tvm_conformance.seed_models import ConvSoftmax
 
 
 def _model_and_input() -> tuple[ConvSoftmax, torch.Tensor]:
