@@ -40,6 +40,8 @@ _MARKERS = (
     "targets (tvm_conformance.testing.known_failing_targets)",
     f"{_testing.REQUIRES_MARK}(kind): skip unless the runtime can run here "
     "(tvm_conformance.testing.requires_<kind>)",
+    "tvm_deviation_not_applicable(id): a listed deviation that the installed TVM does not "
+    "show; the test must pass (tvm_conformance.deviations.xfail)",
 )
 
 

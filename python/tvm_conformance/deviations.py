@@ -1,0 +1,140 @@
+"""The one list of known TVM deviations, and the strict xfail that marks each test of one.
+
+A deviation is a behaviour where TVM (or tvm-ffi) does not do what a seed document or upstream
+promises. Each is listed here once, with what was expected and what happens; a test that
+checks the promised behaviour is marked with :func:`xfail`::
+
+    @deviations.xfail("ffi-keyerror-args")
+    def test_python_key_error_through_cpp_keeps_args() -> None: ...
+
+The mark is a strict xfail with ``raises=`` set to the exception the deviation produces, so:
+
+* the test failing in the recorded way reports ``xfailed``;
+* the test failing in another way (an import error, a compile error) reports ``failed``;
+* the test passing (upstream fixed it) reports ``failed`` (strict XPASS), and the conformance
+  check names the deviation to remove.
+
+The xfail reason starts with ``deviation <id>:`` so tools reading JUnit XML can tell which
+deviation a case exercised (:data:`REASON_PREFIX`). ``docs/deviations.md`` is generated from
+this list (``tools/testing/deviations_doc.py``); never edit that file by hand.
+
+A deviation may apply to some lanes only (a tvm-ffi version range, say): ``applies`` gets the
+installed versions and returns whether the deviation is expected here. Where it does not apply
+the test carries no mark and must pass.
+"""
+
+from __future__ import annotations
+
+import importlib
+import re
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from functools import cache
+
+import pytest
+
+# JUnit XML carries the xfail reason; this prefix ties a case to its deviation id.
+REASON_PREFIX = "deviation "
+REASON_PATTERN = re.compile(r"deviation (?P<id>[a-z0-9][a-z0-9-]*):")
+
+# Kinds: "deviation" (a wrong result or error), "crash" (the process dies; the test runs the
+# behaviour in a subprocess and the raised exception reports the signal).
+KINDS = ("deviation", "crash")
+
+
+@dataclass(frozen=True)
+class Versions:
+    """Versions of the packages under test, for ``Deviation.applies``."""
+
+    tvm: tuple[int, ...]
+    tvm_ffi: tuple[int, ...]
+
+
+def _always(_: Versions) -> bool:
+    return True
+
+
+@dataclass(frozen=True)
+class Deviation:
+    """One known deviation of TVM from what a seed or upstream promises."""
+
+    id: str  # short slug, lowercase with dashes: "ffi-keyerror-args"
+    area: str  # section in docs/deviations.md: "ffi", "relax", "frontend", "robustness", ...
+    expected: str  # what the seed or upstream expects
+    actual: str  # what TVM does (name the TVM / tvm-ffi versions it was seen on)
+    raises: str  # dotted name of the exception the test sees: "builtins.AssertionError"
+    tests: tuple[str, ...]  # `//pkg:target :: case` cells of the tests marked with it
+    upstream: str = ""  # an upstream issue or PR, if one exists ("apache/tvm#12345")
+    kind: str = "deviation"
+    lanes: str = "all"  # human-readable scope for the doc: "all", "tvm-ffi >= 0.1.15"
+    applies: Callable[[Versions], bool] = field(default=_always, compare=False)
+
+
+# The registry. Keep entries grouped by area; each area's block is appended to independently.
+DEVIATIONS: tuple[Deviation, ...] = (
+    # --- ffi ---------------------------------------------------------------------------------
+    # --- relax -------------------------------------------------------------------------------
+    # --- frontend ----------------------------------------------------------------------------
+    # --- lanes (version-specific) ------------------------------------------------------------
+    # --- robustness (crashers, exception fidelity) --------------------------------------------
+    # --- deployment --------------------------------------------------------------------------
+)
+
+
+def by_id() -> dict[str, Deviation]:
+    """Every deviation by id; duplicate ids are an error."""
+    table: dict[str, Deviation] = {}
+    for dev in DEVIATIONS:
+        if dev.id in table:
+            raise ValueError(f"deviation id {dev.id!r} is listed twice")
+        if dev.kind not in KINDS:
+            raise ValueError(f"deviation {dev.id!r}: kind must be one of {KINDS}, not {dev.kind!r}")
+        table[dev.id] = dev
+    return table
+
+
+def _version_tuple(text: str) -> tuple[int, ...]:
+    return tuple(int(part) for part in re.findall(r"\d+", text)[:4])
+
+
+@cache
+def installed_versions() -> Versions:
+    """Versions of the installed apache-tvm and apache-tvm-ffi distributions."""
+    from importlib.metadata import version
+
+    return Versions(_version_tuple(version("apache-tvm")), _version_tuple(version("apache-tvm-ffi")))
+
+
+def exception_class(dotted: str) -> type[BaseException]:
+    """Resolve ``module.Class`` to the class; a bad name is a clear error."""
+    module, _, name = dotted.rpartition(".")
+    try:
+        cls = getattr(importlib.import_module(module or "builtins"), name)
+    except (ImportError, AttributeError) as err:
+        raise ValueError(f"deviation raises={dotted!r} does not name a class: {err}") from None
+    if not (isinstance(cls, type) and issubclass(cls, BaseException)):
+        raise ValueError(f"deviation raises={dotted!r} is not an exception class")
+    return cls
+
+
+def applies(dev_id: str) -> bool:
+    """True if deviation ``dev_id`` is expected with the installed TVM / tvm-ffi."""
+    return by_id()[dev_id].applies(installed_versions())
+
+
+def xfail(dev_id: str) -> pytest.MarkDecorator:
+    """Strict xfail for a listed deviation, or a no-op mark where it does not apply.
+
+    Unknown ids fail at import time of the test module, naming the id.
+    """
+    table = by_id()
+    if dev_id not in table:
+        raise KeyError(f"unknown deviation id {dev_id!r}; list it in tvm_conformance.deviations")
+    dev = table[dev_id]
+    if not dev.applies(installed_versions()):
+        return pytest.mark.tvm_deviation_not_applicable(dev_id)
+    return pytest.mark.xfail(
+        strict=True,
+        raises=exception_class(dev.raises),
+        reason=f"{REASON_PREFIX}{dev.id}: {dev.actual}",
+    )
