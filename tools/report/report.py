@@ -122,7 +122,7 @@ def parse_deviations_table(markdown: str) -> dict[str, dict[str, str]]:
         if cells and cells[0] == "id":
             header = cells
         elif header and cells[0].startswith("`"):
-            table[cells[0].strip("`")] = dict(zip(header, cells))
+            table[cells[0].strip("`")] = dict(zip(header, cells, strict=False))
     return table
 
 
@@ -173,7 +173,9 @@ def behaviours(rows: list[conformance_check.Row]) -> list[Behaviour]:
 
 
 def build(
-    runs: list[results.Run], rows: list[conformance_check.Row], deviations: dict[str, dict[str, str]]
+    runs: list[results.Run],
+    rows: list[conformance_check.Row],
+    deviations: dict[str, dict[str, str]],
 ) -> dict:
     """The report as a JSON-able dict: lanes, columns, matrix, deviations, skips, summaries."""
     kinds = {dev_id: d.get("kind", "deviation") for dev_id, d in deviations.items()}
@@ -197,7 +199,9 @@ def build(
                     continue
                 case = target.case(case_id)
                 if case is None:
-                    overall = overall.merge(Cell("failed", "case missing from its target's results"))
+                    overall = overall.merge(
+                        Cell("failed", "case missing from its target's results")
+                    )
                     continue
                 overall = overall.merge(cell_of(case, kinds))
             key = {"passed": "hold", "deviation": "deviation", "crashed": "deviation"}.get(
@@ -225,7 +229,11 @@ def build(
                 case = target.case(case_id)
                 if case is None:
                     suffix = conformance_check.variant_suffix(label)
-                    key = (lane.name, suffix if suffix in conformance_check.TARGET_SUFFIXES else "any", "any")
+                    key = (
+                        lane.name,
+                        suffix if suffix in conformance_check.TARGET_SUFFIXES else "any",
+                        "any",
+                    )
                     cell = Cell("failed", "case missing from its target's results")
                 else:
                     key = (lane.name, *column_of(label, case))
@@ -349,7 +357,9 @@ def render_md(report: dict) -> str:
 def render_html(report: dict) -> str:
     """report.html: one file, inline CSS, no scripts or network."""
     e = html.escape
-    style = "".join(f"td.s-{k.replace(' ', '-')}{{background:{v}}}" for k, v in CELL_COLOURS.items())
+    style = "".join(
+        f"td.s-{k.replace(' ', '-')}{{background:{v}}}" for k, v in CELL_COLOURS.items()
+    )
     parts = [
         "<!DOCTYPE html><html lang='en'><head><meta charset='utf-8'>",
         "<title>TVM conformance report</title><style>",
@@ -394,8 +404,10 @@ def render_html(report: dict) -> str:
     for name, lane in report["lanes"].items():
         parts.append(f"<h2>Known deviations on lane {e(name)}</h2>")
         if lane["deviations"]:
-            parts.append("<table><tr><th>id</th><th>kind</th><th>expected</th><th>what TVM does"
-                         "</th><th>cases</th></tr>")
+            parts.append(
+                "<table><tr><th>id</th><th>kind</th><th>expected</th><th>what TVM does"
+                "</th><th>cases</th></tr>"
+            )
             for dev_id, d in lane["deviations"].items():
                 parts.append(
                     f"<tr><td>{e(dev_id)}</td><td>{e(d['kind'])}</td><td>{e(d['expected'])}</td>"
@@ -447,7 +459,10 @@ def main(argv: list[str] | None = None) -> int:
         print(f"report: {err}; run ./bazelw test first", file=sys.stderr)
         return 1
     if not run_dirs:
-        print(f"report: no run archives in {', '.join(paths)}; run ./bazelw test first", file=sys.stderr)
+        print(
+            f"report: no run archives in {', '.join(paths)}; run ./bazelw test first",
+            file=sys.stderr,
+        )
         return 1
     runs = [results.read_run(d) for d in run_dirs]
     with open(args.conformance, encoding="utf-8") as stream:

@@ -57,7 +57,10 @@ def png_pixels(data: bytes) -> tuple[int, int, list[bytes]]:
     rows: list[bytes] = []
     prev = bytearray(stride)
     for y in range(height):
-        kind, line = raw[y * (stride + 1)], bytearray(raw[y * (stride + 1) + 1 : (y + 1) * (stride + 1)])
+        kind, line = (
+            raw[y * (stride + 1)],
+            bytearray(raw[y * (stride + 1) + 1 : (y + 1) * (stride + 1)]),
+        )
         for i in range(stride):
             left = line[i - bpp] if i >= bpp else 0
             up, up_left = prev[i], (prev[i - bpp] if i >= bpp else 0)
@@ -121,8 +124,15 @@ def test_png_reader_sees_a_blank_image_as_one_colour() -> None:
     ihdr = struct.pack(">IIBBBBB", 2, 2, 8, 2, 0, 0, 0)
 
     def chunk(kind: bytes, body: bytes) -> bytes:
-        return struct.pack(">I", len(body)) + kind + body + struct.pack(">I", zlib.crc32(kind + body))
+        return (
+            struct.pack(">I", len(body)) + kind + body + struct.pack(">I", zlib.crc32(kind + body))
+        )
 
-    png = b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", ihdr) + chunk(b"IDAT", zlib.compress(raw)) + chunk(b"IEND", b"")
+    png = (
+        b"\x89PNG\r\n\x1a\n"
+        + chunk(b"IHDR", ihdr)
+        + chunk(b"IDAT", zlib.compress(raw))
+        + chunk(b"IEND", b"")
+    )
     width, _, rows = png_pixels(png)
     assert _colours(rows, len(rows[0]) // width) == {(255, 255, 255)}

@@ -8,6 +8,7 @@ import pytest
 import report
 from sample_runs import CONFORMANCE, DEVIATIONS_MD, build, runs
 
+
 def test_summary_line_per_lane_counts_behaviours_not_cases(tmp_path: Path) -> None:
     lanes = build(tmp_path)["lanes"]
     assert list(lanes) == ["default", "ffi_next"]
@@ -24,19 +25,30 @@ def test_summary_line_per_lane_counts_behaviours_not_cases(tmp_path: Path) -> No
 def test_matrix_has_a_column_per_lane_target_and_exec_mode_with_cells(tmp_path: Path) -> None:
     built = build(tmp_path)
     cols = built["columns"]
-    for col in ("default|llvm|bytecode", "default|llvm|compiled", "default|cuda|any",
-                "ffi_next|llvm|compiled", "ffi_next|any|any"):
+    for col in (
+        "default|llvm|bytecode",
+        "default|llvm|compiled",
+        "default|cuda|any",
+        "ffi_next|llvm|compiled",
+        "ffi_next|any|any",
+    ):
         assert col in cols, cols
     rows = {r["behaviour"]: r["cells"] for r in built["matrix"]}
     assert rows["Callback returns"]["default|llvm|compiled"] == {"status": "passed", "detail": ""}
     assert rows["Callback returns"]["ffi_next|llvm|compiled"]["status"] == "failed"
     assert rows["Error keeps its type"]["default|any|any"] == {
-        "status": "deviation", "detail": "ffi-err-type"}
+        "status": "deviation",
+        "detail": "ffi-err-type",
+    }
     assert rows["save_json of an IR node"]["ffi_next|any|any"] == {
-        "status": "crashed", "detail": "ffi-save-json-crash"}
+        "status": "crashed",
+        "detail": "ffi-save-json-crash",
+    }
     assert rows["save_json of an IR node"]["default|any|any"]["status"] == "passed"
     assert rows["CUDA runs"]["default|cuda|any"] == {
-        "status": "skipped", "detail": "no cuda:0 device present"}
+        "status": "skipped",
+        "detail": "no cuda:0 device present",
+    }
     assert "ffi_next|cuda|any" not in rows["CUDA runs"]  # not run there
 
 

@@ -9,30 +9,42 @@ import report
 import results
 from fake_runs import case_xml, junit
 
-CONFORMANCE = """\
-| seed | behaviour | test |
-|---|---|---|
-| 001 | Callback returns | `//py:cb_test_llvm :: test_cb[llvm-bytecode]`; `//py:cb_test_llvm :: test_cb[llvm-compiled]` |
-| 001 | Error keeps its type | `//py:err_test :: test_err` |
-| 002 | CUDA runs | `//py:cuda_test_cuda :: test_run[cuda]` |
-| 004 | save_json of an IR node | `//py:json_test :: test_save_json` |
-| robust | kit: fixture throws | `//cpp:kit_test :: Kit.Throws` |
-"""
+CB = "`//py:cb_test_llvm :: test_cb[llvm-bytecode]`; `//py:cb_test_llvm :: test_cb[llvm-compiled]`"
+CONFORMANCE = "\n".join(
+    [
+        "| seed | behaviour | test |",
+        "|---|---|---|",
+        f"| 001 | Callback returns | {CB} |",
+        "| 001 | Error keeps its type | `//py:err_test :: test_err` |",
+        "| 002 | CUDA runs | `//py:cuda_test_cuda :: test_run[cuda]` |",
+        "| 004 | save_json of an IR node | `//py:json_test :: test_save_json` |",
+        "| robust | kit: fixture throws | `//cpp:kit_test :: Kit.Throws` |",
+    ]
+)
 
-DEVIATIONS_MD = """\
-| id | kind | lanes | expected (seed / upstream) | what TVM does | test | upstream |
-|---|---|---|---|---|---|---|
-| `ffi-err-type` | deviation | all | custom type kept | arrives as RuntimeError | `//py:err_test :: test_err` | - |
-| `ffi-save-json-crash` | crash | tvm-ffi >= 0.1.15 | save_json works | segfault | `//py:json_test :: test_save_json` | - |
-"""
+DEVIATIONS_MD = "\n".join(
+    [
+        "| id | kind | lanes | expected (seed / upstream) | what TVM does | test | upstream |",
+        "|---|---|---|---|---|---|---|",
+        "| `ffi-err-type` | deviation | all | custom type kept | arrives as RuntimeError "
+        "| `//py:err_test :: test_err` | - |",
+        "| `ffi-save-json-crash` | crash | tvm-ffi >= 0.1.15 | save_json works | segfault "
+        "| `//py:json_test :: test_save_json` | - |",
+    ]
+)
 
 GTEST = """<?xml version="1.0"?><testsuites><testsuite name="Kit">
-<testcase name="Throws" status="run" result="completed" classname="Kit"/></testsuite></testsuites>"""
+<testcase name="Throws" status="run" result="completed" classname="Kit"/>
+</testsuite></testsuites>"""
 
 LANE_INFO = junit(
     [case_xml("test_record_lane_facts")],
-    suite_properties={"tvm_version": "0.27.0.post1", "tvm_ffi_version": "0.1.15.post2",
-                      "gpu": "none", "venv_info": json.dumps({"tvm_wheel_sha256": "ab" * 32})},
+    suite_properties={
+        "tvm_version": "0.27.0.post1",
+        "tvm_ffi_version": "0.1.15.post2",
+        "gpu": "none",
+        "venv_info": json.dumps({"tvm_wheel_sha256": "ab" * 32}),
+    },
 )
 
 
@@ -51,8 +63,14 @@ def runs(tmp_path: Path) -> list[results.Run]:
     }
     cuda = {
         "//py:cuda_test_cuda": junit(
-            [case_xml("test_run[cuda]", "skipped", "no cuda:0 device present",
-                      properties={"tvm_target": "cuda"})]
+            [
+                case_xml(
+                    "test_run[cuda]",
+                    "skipped",
+                    "no cuda:0 device present",
+                    properties={"tvm_target": "cuda"},
+                )
+            ]
         )
     }
     ffi_next = {
@@ -68,8 +86,12 @@ def runs(tmp_path: Path) -> list[results.Run]:
     }
     dirs = [
         fake_runs.archive(tmp_path, default, start_ms=1_795_000_000_000),
-        fake_runs.archive(tmp_path, cuda, ["--//tools/config:cuda=true"], start_ms=1_795_000_100_000),
-        fake_runs.archive(tmp_path, ffi_next, ["--//tools/config:lane=ffi_next"], start_ms=1_795_000_200_000),
+        fake_runs.archive(
+            tmp_path, cuda, ["--//tools/config:cuda=true"], start_ms=1_795_000_100_000
+        ),
+        fake_runs.archive(
+            tmp_path, ffi_next, ["--//tools/config:lane=ffi_next"], start_ms=1_795_000_200_000
+        ),
     ]
     return [results.read_run(d) for d in dirs]
 

@@ -168,7 +168,10 @@ def check(
     isolation: bool = True,
 ) -> int:
     """Print one line per problem and a summary; return the number of problems."""
-    tally: dict[bool, collections.Counter[str]] = {False: collections.Counter(), True: collections.Counter()}
+    tally: dict[bool, collections.Counter[str]] = {
+        False: collections.Counter(),
+        True: collections.Counter(),
+    }
     per_seed: dict[str, collections.Counter[str]] = collections.defaultdict(collections.Counter)
     problems = 0
     for row in rows:

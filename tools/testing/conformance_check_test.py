@@ -1,4 +1,4 @@
-"""conformance_check: rows hold only when their case passed or is a listed deviation, in this run."""
+"""conformance_check: a row holds only if its case passed or is a listed deviation, in this run."""
 
 from pathlib import Path
 
@@ -85,7 +85,9 @@ def test_xfail_naming_no_listed_deviation_fails_even_outside_rows(
     extra = {
         "//pkg:other_test_llvm": junit(
             [
-                case_xml("test_plain_xfail", "xfailed", "known bug", properties={"tvm_target": "llvm"}),
+                case_xml(
+                    "test_plain_xfail", "xfailed", "known bug", properties={"tvm_target": "llvm"}
+                ),
                 case_xml(
                     "test_unlisted",
                     "xfailed",
@@ -112,7 +114,9 @@ def test_strict_xpass_fails_and_names_the_deviation_to_remove(
     rows = _rows("`//pkg:fixed_test :: test_fixed`")
     assert _check(tmp_path, rows, extra=extra) == 2  # the row, and the run-wide check
     out = capsys.readouterr().out
-    assert "XPASS: //pkg:fixed_test :: test_fixed passed: deviation ffi-listed no longer occurs" in out
+    assert (
+        "XPASS: //pkg:fixed_test :: test_fixed passed: deviation ffi-listed no longer occurs" in out
+    )
 
 
 @pytest.mark.parametrize(
@@ -154,7 +158,8 @@ def test_kit_rows_are_counted_apart(tmp_path: Path, capsys: pytest.CaptureFixtur
 
 def test_deviation_list_is_parsed_from_the_generated_doc() -> None:
     doc = (
-        "| id | kind | lanes | expected | actual | test | upstream |\n|---|---|---|---|---|---|---|\n"
+        "| id | kind | lanes | expected | actual | test | upstream |\n"
+        "|---|---|---|---|---|---|---|\n"
         "| `ffi-a` | deviation | all | x | y | `//p:t :: c` | - |\n"
         "| `relax-b` | crash | tvm-ffi >= 0.1.15 | x | y | `//p:t :: d` | - |\n"
     )

@@ -14,6 +14,9 @@ from xml.sax.saxutils import quoteattr
 
 import results
 
+# An rc-file line as Bazel lists it: not a flag in force (the reader must ignore it).
+_RC_LINE = "--default_override=2:build:x=--//tools/config:lane=no"
+
 
 def case_xml(
     name: str,
@@ -25,30 +28,41 @@ def case_xml(
     """One pytest-style <testcase>; outcome passed/failed/skipped/xfailed/xpass."""
     props = ""
     if properties:
-        props = "<properties>" + "".join(
-            f"<property name={quoteattr(k)} value={quoteattr(v)}/>" for k, v in properties.items()
-        ) + "</properties>"
+        props = (
+            "<properties>"
+            + "".join(
+                f"<property name={quoteattr(k)} value={quoteattr(v)}/>"
+                for k, v in properties.items()
+            )
+            + "</properties>"
+        )
     body = {
         "passed": "",
         "failed": f"<failure message={quoteattr(message or 'assert False')}>boom</failure>",
         "xpass": f"<failure message={quoteattr('[XPASS(strict)] ' + message)}/>",
-        "skipped": f"<skipped type=\"pytest.skip\" message={quoteattr(message)}>x.py:1: "
+        "skipped": f'<skipped type="pytest.skip" message={quoteattr(message)}>x.py:1: '
         f"{message}</skipped>",
-        "xfailed": f"<skipped type=\"pytest.xfail\" message={quoteattr(message)}/>",
+        "xfailed": f'<skipped type="pytest.xfail" message={quoteattr(message)}/>',
     }[outcome]
-    return f"<testcase classname={quoteattr(classname)} name={quoteattr(name)} time=\"0.5\">" + (
-        props + body
-    ) + "</testcase>"
+    return (
+        f'<testcase classname={quoteattr(classname)} name={quoteattr(name)} time="0.5">'
+        + (props + body)
+        + "</testcase>"
+    )
 
 
 def junit(cases: list[str], suite_properties: dict[str, str] | None = None) -> str:
     """A pytest JUnit file around `case_xml` strings."""
     props = ""
     if suite_properties:
-        props = "<properties>" + "".join(
-            f"<property name={quoteattr(k)} value={quoteattr(v)}/>"
-            for k, v in suite_properties.items()
-        ) + "</properties>"
+        props = (
+            "<properties>"
+            + "".join(
+                f"<property name={quoteattr(k)} value={quoteattr(v)}/>"
+                for k, v in suite_properties.items()
+            )
+            + "</properties>"
+        )
     return (
         '<?xml version="1.0" encoding="utf-8"?><testsuites><testsuite name="pytest">'
         + props
@@ -83,7 +97,7 @@ def write_bep(
                         "sectionLabel": "command options",
                         "optionList": {
                             "option": [
-                                {"combinedForm": "--default_override=2:build:x=--//tools/config:lane=no"},
+                                {"combinedForm": _RC_LINE},
                                 *({"combinedForm": f} for f in flags),
                             ]
                         },

@@ -39,7 +39,9 @@ DEVIATION_PATTERN = re.compile(r"deviation (?P<id>[a-z0-9][a-z0-9-]*):")
 # pytest's message for a strict xfail that passed.
 XPASS_STRICT = "[XPASS(strict)]"
 # Build settings the lanes and configs are made of (`--//tools/config:<name>=<value>`).
-_CONFIG_FLAG = re.compile(r"^--(?P<no>no)?@?//tools/config:(?P<name>[A-Za-z0-9_]+)(=(?P<value>.*))?$")
+_CONFIG_FLAG = re.compile(
+    r"^--(?P<no>no)?@?//tools/config:(?P<name>[A-Za-z0-9_]+)(=(?P<value>.*))?$"
+)
 OUTCOMES = ("passed", "failed", "skipped", "xfailed", "disabled")
 ARCHIVE_EVENTS = "build_events.json"
 ARCHIVE_META = "run.json"
@@ -105,7 +107,9 @@ class Run:
 
     def cases(self) -> list[tuple[TargetResult, Case]]:
         """Every (target, case) pair of the run, targets in label order."""
-        return [(t, c) for label in sorted(self.targets) for t in [self.targets[label]] for c in t.cases]
+        return [
+            (t, c) for label in sorted(self.targets) for t in [self.targets[label]] for c in t.cases
+        ]
 
 
 def skip_reason(element: ET.Element) -> str:
@@ -423,12 +427,18 @@ def main(argv: list[str] | None = None) -> int:
     show.add_argument("run")
     args = parser.parse_args(argv)
     if args.command == "archive":
-        print(archive_run(args.bep, args.root, args.bazel_args, args.exit_code, args.start, args.end))
+        print(
+            archive_run(args.bep, args.root, args.bazel_args, args.exit_code, args.start, args.end)
+        )
         return 0
     run = read_run(args.run)
     json.dump(
-        {"lane": run.lane, "flags": run.flags, "meta": run.meta,
-         "targets": {k: asdict(v) for k, v in run.targets.items()}},
+        {
+            "lane": run.lane,
+            "flags": run.flags,
+            "meta": run.meta,
+            "targets": {k: asdict(v) for k, v in run.targets.items()},
+        },
         sys.stdout,
         indent=1,
     )

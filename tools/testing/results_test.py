@@ -27,7 +27,9 @@ def test_reads_cases_outcomes_messages_properties_and_deviation(tmp_path: Path) 
     xml.write_text(
         junit(
             [
-                case_xml("test_a[llvm]", properties={"tvm_target": "llvm", "exec_mode": "compiled"}),
+                case_xml(
+                    "test_a[llvm]", properties={"tvm_target": "llvm", "exec_mode": "compiled"}
+                ),
                 case_xml("test_b", "skipped", "Skipped: no GPU"),
                 case_xml("test_c", "xfailed", "deviation ffi-x: arrives as RuntimeError"),
                 case_xml("test_d", "failed", "assert 1 == 2"),

@@ -72,7 +72,11 @@ def problems(root: str, allowed: tuple[str, ...] = NOT_YET_CONVERTED) -> list[st
 
 def main(argv: list[str]) -> int:
     """Command-line entry point."""
-    root = argv[0] if argv else os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "python", "tests")
+    root = (
+        argv[0]
+        if argv
+        else os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "python", "tests")
+    )
     found = problems(os.path.normpath(root))
     for line in found:
         print(line)
