@@ -73,9 +73,15 @@ def test_venv_record_matches_installed_packages() -> None:
     if not info:
         pytest.skip(f"{VENV_INFO.name} not written by this venv rule")
     pinned = info.get("packages", {})
+    if isinstance(pinned, list):  # ["name==version", ...]
+        pinned = dict(p.split("==", 1) for p in pinned if "==" in p)
+    checked = 0
     for dist in ("apache-tvm", "apache-tvm-ffi"):
         if dist in pinned:
             assert importlib.metadata.version(dist) == pinned[dist], dist
+            checked += 1
+    if not checked:
+        pytest.skip(f"{VENV_INFO.name} pins neither apache-tvm nor apache-tvm-ffi (user wheels)")
 
 
 def test_record_lane_facts(record_testsuite_property: RecordProperty) -> None:
