@@ -113,10 +113,14 @@ def deviation_problems(run: results.Run, deviations: dict[str, str]) -> list[str
     for target, case in run.cases():
         where = f"{target.label} :: {case.name}"
         if case.outcome == "xfailed" and case.deviation not in deviations:
-            named = f"names deviation {case.deviation!r}, which" if case.deviation else "names no"
+            named = (
+                f"names deviation {case.deviation!r}, which is not in docs/deviations.md"
+                if case.deviation
+                else "names no deviation"
+            )
             problems.append(
-                f"UNLISTED XFAIL: {where}: its reason {named} is not in docs/deviations.md "
-                f"(use tvm_conformance.deviations.xfail): {case.message[:200]}"
+                f"UNLISTED XFAIL: {where}: its reason {named} (mark it with "
+                f"tvm_conformance.deviations.xfail('<id>')): {case.message[:200]}"
             )
         elif case.xpass_strict:
             dev = case.deviation or "(unknown)"
@@ -195,7 +199,10 @@ def check(
     for seed in sorted(per_seed):
         counts = ", ".join(f"{n} {k}" for k, n in sorted(per_seed[seed].items()))
         print(f"conformance: seed {seed}: {counts}")
-    for kit, what in ((False, "TVM behaviour rows"), (True, "kit self-test rows")):
+    for kit, what in (
+        (False, "row cases of TVM behaviours"),
+        (True, "row cases of kit self-tests"),
+    ):
         t = tally[kit]
         print(
             f"conformance: lane {run.lane}: {sum(t.values())} {what}: {t['passed']} passed, "

@@ -99,7 +99,10 @@ def test_xfail_naming_no_listed_deviation_fails_even_outside_rows(
     }
     assert _check(tmp_path, _rows("`//pkg:py_test_llvm :: test_ok[llvm]`"), extra=extra) == 2
     out = capsys.readouterr().out
-    assert "UNLISTED XFAIL: //pkg:other_test_llvm :: test_plain_xfail" in out
+    assert (
+        "UNLISTED XFAIL: //pkg:other_test_llvm :: test_plain_xfail: its reason names no deviation"
+        in out
+    )
     assert "names deviation 'not-listed', which is not in docs/deviations.md" in out
 
 
@@ -152,8 +155,8 @@ def test_kit_rows_are_counted_apart(tmp_path: Path, capsys: pytest.CaptureFixtur
     assert rows[1].seed == "robust"
     assert _check(tmp_path, rows) == 0
     out = capsys.readouterr().out
-    assert "lane default: 1 TVM behaviour rows: 1 passed" in out
-    assert "lane default: 1 kit self-test rows: 1 passed" in out
+    assert "lane default: 1 row cases of TVM behaviours: 1 passed" in out
+    assert "lane default: 1 row cases of kit self-tests: 1 passed" in out
 
 
 def test_deviation_list_is_parsed_from_the_generated_doc() -> None:
