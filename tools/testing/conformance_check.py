@@ -17,8 +17,9 @@ Over every case of the run, not only the rows:
 * an xfail whose reason names no listed deviation fails the check;
 * a strict XPASS (a listed deviation's test now passes) fails it, naming the deviation to remove;
 * lane isolation: in a `<name>_<target>` variant (llvm, cuda, ...) every pytest case records
-  the JUnit property `tvm_target` equal to that target; in a `<name>_independent` target no case
-  records one. (googletest cases record no properties and are not checked.)
+  the JUnit property `tvm_target` equal to that target and no case id names another target
+  (`test_x[cuda]` in `x_test_llvm`); in a `<name>_independent` target no case records one.
+  (googletest cases record no properties and are not checked.)
 
     conformance_check.py --run conformance-runs/<stamp>-<lane> docs/conformance.md [--require-all]
 
@@ -140,6 +141,15 @@ def variant_suffix(label: str) -> str | None:
     return None
 
 
+def _other_target_in_id(case: results.Case, own: str) -> str | None:
+    """A target other than `own` among the case id's parameters (`test_x[cuda-compiled]`)."""
+    params = case.name.partition("[")[2].rstrip("]")
+    for token in re.split(r"[-_,\s]+", params):
+        if token in TARGET_SUFFIXES and token != own:
+            return token
+    return None
+
+
 def isolation_problems(run: results.Run) -> list[str]:
     """Cases of one target's variant that belong to another target (or to none)."""
     problems = []
@@ -160,6 +170,11 @@ def isolation_problems(run: results.Run) -> list[str]:
                 problems.append(
                     f"LANE ISOLATION: {label} :: {case.name} records tvm_target={recorded!r}, "
                     f"not {suffix!r}"
+                )
+            if suffix != INDEPENDENT_SUFFIX and (other := _other_target_in_id(case, suffix)):
+                problems.append(
+                    f"LANE ISOLATION: {label} :: {case.name}: the case id names target "
+                    f"{other!r} in the {suffix!r} variant"
                 )
     return problems
 

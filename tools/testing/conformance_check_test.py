@@ -138,6 +138,16 @@ def test_lane_isolation_violations_fail(tmp_path: Path, label: str, properties: 
     assert len(problems) == 1 and label in problems[0], problems
 
 
+@pytest.mark.parametrize("case", ["test_x[cuda]", "test_x[cuda-compiled]", "test_x[2-cuda]"])
+def test_another_targets_case_id_in_a_variant_fails(tmp_path: Path, case: str) -> None:
+    # Even when the property says llvm: the id shows the case ran for cuda.
+    label = "//pkg:iso_test_llvm"
+    extra = {label: junit([case_xml(case, properties={"tvm_target": "llvm"})])}
+    run = _run(tmp_path, extra=extra)
+    problems = conformance_check.isolation_problems(run)
+    assert len(problems) == 1 and label in problems[0], problems
+
+
 def test_lane_isolation_holds_for_own_target_and_independent_cases(tmp_path: Path) -> None:
     extra = {
         "//pkg:iso_test_cuda": junit([case_xml("test_x[cuda]", properties={"tvm_target": "cuda"})]),
