@@ -102,7 +102,9 @@ def installed_versions() -> Versions:
     """Versions of the installed apache-tvm and apache-tvm-ffi distributions."""
     from importlib.metadata import version
 
-    return Versions(_version_tuple(version("apache-tvm")), _version_tuple(version("apache-tvm-ffi")))
+    return Versions(
+        _version_tuple(version("apache-tvm")), _version_tuple(version("apache-tvm-ffi"))
+    )
 
 
 def exception_class(dotted: str) -> type[BaseException]:

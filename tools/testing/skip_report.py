@@ -8,10 +8,12 @@ Standard library only, so any python3 runs it (./bazelw and .ci/run call it afte
     skip_report.py --testlogs bazel-testlogs //python/tests/targets/...
     skip_report.py path/to/test.xml other/dir                # files, or dirs searched for test.xml
     skip_report.py --bep build_events.json                   # exactly this invocation's tests
+    skip_report.py --run conformance-runs/<stamp>-<lane>     # a run archive of ./bazelw test
 
 bazel-testlogs keeps results of earlier invocations too (e.g. cuda variants from a previous
 --config=cuda run); `--bep` reads the file of `bazel test --build_event_json_file=FILE` and
-reports only the tests of that invocation, cached ones included.
+`--run` a run archive (tools/testing/results.py); both report only the tests of that
+invocation, cached ones included.
 
 Labels (`//pkg:name`, `//pkg:all`, `//pkg/...`) restrict the report to those targets; a
 `//pkg:name` with no test.xml of its own also matches its `name_<variant>` targets (the
@@ -23,16 +25,14 @@ from __future__ import annotations
 
 import argparse
 import collections
-import json
 import os
 import re
 import sys
-import urllib.parse
 import xml.etree.ElementTree as ET
 from dataclasses import dataclass, field
 
-# pytest writes "Skipped: <reason>" or "<file>:<line>: <reason>" in some versions.
-_REASON_PREFIX = re.compile(r"^(Skipped: |\S+:\d+: )")
+import results
+
 # Bazel stores shards and runs of one target below its directory.
 _SHARD_DIR = re.compile(r"^(shard_\d+_of_\d+|run_\d+_of_\d+|attempt_\d+)$")
 
@@ -68,71 +68,29 @@ def label_of(xml_path: str, testlogs: str | None) -> str:
     return f"//{package}:{parts[-1]}"
 
 
-def skip_reason(element: ET.Element) -> str:
-    """The reason of a <skipped> element, without pytest's location prefix."""
-    reason = (element.get("message") or element.text or "").strip()
-    reason = _REASON_PREFIX.sub("", reason, count=1).strip()
-    return reason or "(no reason given)"
-
-
-def case_outcome(case: ET.Element) -> str:
-    """passed / failed / xfailed / skipped / disabled for one <testcase> (pytest or googletest)."""
-    children = {child.tag: child for child in case}
-    skipped = children.get("skipped")
-    if "failure" in children or "error" in children:
-        return "failed"
-    if skipped is not None and (skipped.get("type") or "").endswith("xfail"):
-        return "xfailed"
-    if skipped is not None or case.get("result") == "skipped":
-        return "skipped"
-    if case.get("status") == "notrun":
-        return "disabled"
-    return "passed"
+def add_cases(counts: Counts, cases: list[results.Case], label: str) -> None:
+    """Count the test cases of one target."""
+    counts.targets += 1
+    for case in cases:
+        if case.outcome == "failed":
+            counts.failed += 1
+        elif case.outcome == "xfailed":
+            counts.xfailed += 1
+        elif case.outcome in ("skipped", "disabled"):
+            counts.skip(case.message, label)
+        else:
+            counts.passed += 1
 
 
 def add_file(counts: Counts, xml_path: str, label: str) -> None:
     """Count the test cases of one JUnit XML file (pytest, googletest or Bazel's own)."""
     try:
-        root = ET.parse(xml_path).getroot()
+        cases, _ = results.read_junit(xml_path)
     except (ET.ParseError, OSError) as err:
         counts.failed += 1
         print(f"skip_report: cannot read {xml_path}: {err}", file=sys.stderr)
         return
-    counts.targets += 1
-    for case in root.iter("testcase"):
-        outcome = case_outcome(case)
-        if outcome == "failed":
-            counts.failed += 1
-        elif outcome == "xfailed":
-            counts.xfailed += 1
-        elif outcome == "skipped":
-            skipped = case.find("skipped")
-            counts.skip(skip_reason(skipped if skipped is not None else case), label)
-        elif outcome == "disabled":
-            counts.skip("disabled (googletest DISABLED_)", label)
-        else:
-            counts.passed += 1
-
-
-def bep_results(bep_path: str) -> list[tuple[str, str]]:
-    """(test.xml path, label) for each test result in a build event JSON file."""
-    found = []
-    with open(bep_path, encoding="utf-8") as stream:
-        for line in stream:
-            line = line.strip()
-            if not line:
-                continue
-            try:
-                event = json.loads(line)
-            except json.JSONDecodeError:
-                continue
-            label = event.get("id", {}).get("testResult", {}).get("label")
-            outputs = event.get("testResult", {}).get("testActionOutput", [])
-            for output in outputs:
-                uri = output.get("uri", "")
-                if label and output.get("name") == "test.xml" and uri.startswith("file://"):
-                    found.append((urllib.parse.unquote(uri[len("file://") :]), label))
-    return found
+    add_cases(counts, cases, label)
 
 
 def find_xml(paths: list[str]) -> list[str]:
@@ -179,20 +137,28 @@ def label_matches(label: str, patterns: list[str], all_labels: set[str]) -> bool
     return False
 
 
-def summarise(
-    xml_files: list[str],
-    testlogs: str | None,
-    patterns: list[str],
-    labelled_extra: list[tuple[str, str]] | None = None,
-) -> Counts:
+def summarise(xml_files: list[str], testlogs: str | None, patterns: list[str]) -> Counts:
     """Count outcomes over the files whose targets match `patterns` (all when empty)."""
     labelled = [(path, label_of(path, testlogs)) for path in xml_files]
-    labelled += labelled_extra or []
     all_labels = {label for _, label in labelled}
     counts = Counts()
     for path, label in labelled:
         if label_matches(label, patterns, all_labels):
             add_file(counts, path, label)
+    return counts
+
+
+def summarise_run(run: results.Run, patterns: list[str]) -> Counts:
+    """Count outcomes over one run's targets that match `patterns` (all when empty)."""
+    counts = Counts()
+    for label in sorted(run.targets):
+        target = run.targets[label]
+        if not label_matches(label, patterns, set(run.targets)):
+            continue
+        for error in target.errors:
+            counts.failed += 1
+            print(f"skip_report: {error}", file=sys.stderr)
+        add_cases(counts, target.cases, label)
     return counts
 
 
@@ -219,6 +185,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--bep", help="build event JSON file of the run (--build_event_json_file): its tests only"
     )
+    parser.add_argument("--run", help="a run archive of ./bazelw test (conformance-runs/...)")
     parser.add_argument(
         "items",
         nargs="*",
@@ -233,12 +200,14 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     patterns = args.target + [i for i in args.items if i.startswith("//")]
     paths = [i for i in args.items if not i.startswith("//")]
-    from_bep = bep_results(args.bep) if args.bep else []
-    if args.testlogs and not args.bep:
+    if args.bep or args.run:
+        print(render(summarise_run(results.read_run(args.run or args.bep), patterns)))
+        return 0
+    if args.testlogs:
         paths.append(args.testlogs)
-    if not paths and not args.bep:
-        parser.error("give --testlogs DIR, --bep FILE or test.xml paths")
-    print(render(summarise(find_xml(paths), args.testlogs, patterns, from_bep)))
+    if not paths:
+        parser.error("give --testlogs DIR, --bep FILE, --run DIR or test.xml paths")
+    print(render(summarise(find_xml(paths), args.testlogs, patterns)))
     return 0
 
 

@@ -5,9 +5,8 @@ import subprocess
 import sys
 from pathlib import Path
 
-from tvm_conformance.runfiles import rlocation
-
-SCRIPT = rlocation("tools/testing/skip_report.py")
+# Beside this test (in runfiles under Bazel, by the :skip_report dep).
+SCRIPT = Path(__file__).with_name("skip_report.py")
 
 PYTEST_XML = """<?xml version="1.0" encoding="utf-8"?>
 <testsuites name="pytest tests"><testsuite name="pytest" errors="0" failures="1" skipped="3"
@@ -53,9 +52,10 @@ def write(root: Path, rel: str, text: str) -> Path:
 
 
 def run(*args: str | Path) -> subprocess.CompletedProcess:
-    # -I -S: isolated and without site-packages, so the tool must be standard library only.
+    # -E -S: no PYTHONPATH and no site-packages, so the tool must be standard library only
+    # (not -I: the tool imports results.py from its own directory).
     return subprocess.run(
-        [sys.executable, "-I", "-S", SCRIPT, *map(str, args)],
+        [sys.executable, "-E", "-S", str(SCRIPT), *map(str, args)],
         capture_output=True,
         text=True,
         check=False,
@@ -123,7 +123,7 @@ def test_unreadable_xml_counts_as_failed_and_is_named(tmp_path: Path) -> None:
 def test_without_inputs_is_a_usage_error() -> None:
     result = run()
     assert result.returncode == 2
-    assert "give --testlogs DIR, --bep FILE or test.xml paths" in result.stderr
+    assert "give --testlogs DIR, --bep FILE, --run DIR or test.xml paths" in result.stderr
 
 
 def test_missing_path_is_reported_not_fatal(tmp_path: Path) -> None:

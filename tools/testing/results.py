@@ -1,0 +1,450 @@
+#!/usr/bin/env python3
+"""Read the results of one `bazel test` invocation: its build events and the JUnit XML they name.
+
+The one reader behind the console summary (skip_report.py), the conformance check
+(conformance_check.py) and the report (//tools/report). Standard library only, so any python3
+runs it.
+
+A run is either a build event JSON file (`bazel test --build_event_json_file=FILE`) or a run
+archive: a directory that `./bazelw test` writes under `conformance-runs/` with
+
+    build_events.json          the invocation's build events
+    tests/<pkg>/<name>/test.xml a copy of every test.xml those events name (by label path)
+    run.json                   bazel args, exit code, start/end/wall time, lane, config flags
+
+Only what the build events name is read, never what `bazel-testlogs` still holds from earlier
+invocations: a stale test.xml of a removed target cannot count.
+
+    results.py archive --bep FILE --root DIR --exit-code N --start T --end T -- ARGS...
+    results.py show RUN          # print targets and cases of a run (archive dir or BEP file)
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime
+import json
+import os
+import re
+import shutil
+import sys
+import urllib.parse
+import xml.etree.ElementTree as ET
+from dataclasses import asdict, dataclass, field
+
+# pytest writes "Skipped: <reason>" or "<file>:<line>: <reason>" in some versions.
+_REASON_PREFIX = re.compile(r"^(Skipped: |\S+:\d+: )")
+# tvm_conformance.deviations.REASON_PATTERN (kept in step by results_test.py).
+DEVIATION_PATTERN = re.compile(r"deviation (?P<id>[a-z0-9][a-z0-9-]*):")
+# pytest's message for a strict xfail that passed.
+XPASS_STRICT = "[XPASS(strict)]"
+# Build settings the lanes and configs are made of (`--//tools/config:<name>=<value>`).
+_CONFIG_FLAG = re.compile(
+    r"^--(?P<no>no)?@?//tools/config:(?P<name>[A-Za-z0-9_]+)(=(?P<value>.*))?$"
+)
+OUTCOMES = ("passed", "failed", "skipped", "xfailed", "disabled")
+ARCHIVE_EVENTS = "build_events.json"
+ARCHIVE_META = "run.json"
+ARCHIVE_TESTS = "tests"
+
+
+@dataclass
+class Case:
+    """One JUnit test case."""
+
+    name: str
+    classname: str
+    outcome: str  # one of OUTCOMES
+    message: str = ""  # skip or xfail reason, failure text
+    properties: dict[str, str] = field(default_factory=dict)
+    deviation: str | None = None  # id named by an xfail (or strict XPASS) reason
+    time_s: float = 0.0
+    googletest: bool = False  # googletest writes `status`/`result` attributes; pytest does not
+
+    @property
+    def xpass_strict(self) -> bool:
+        """True for a strict xfail that passed (pytest reports it as a failure)."""
+        return self.outcome == "failed" and self.message.startswith(XPASS_STRICT)
+
+    def ids(self) -> list[str]:
+        """Names a conformance row may use: `name`, and googletest's `Suite.Case`."""
+        ids = [self.name]
+        if self.classname and "/" not in self.classname and "." not in self.classname:
+            ids.append(f"{self.classname}.{self.name}")
+        return ids
+
+
+@dataclass
+class TargetResult:
+    """One test target of a run (the last attempt of each shard/run, cases merged)."""
+
+    label: str
+    status: str  # Bazel's: PASSED, FAILED, FLAKY, TIMEOUT, NO_STATUS, ...
+    cached: bool
+    duration_s: float
+    xml_paths: list[str] = field(default_factory=list)
+    cases: list[Case] = field(default_factory=list)
+    suite_properties: dict[str, str] = field(default_factory=dict)
+    errors: list[str] = field(default_factory=list)  # unreadable / missing test.xml
+
+    def case(self, case_id: str) -> Case | None:
+        """The case a conformance row names (see Case.ids), or None."""
+        for case in self.cases:
+            if case_id in case.ids():
+                return case
+        return None
+
+
+@dataclass
+class Run:
+    """One invocation: its targets and what run.json (or the build events) say about it."""
+
+    source: str
+    targets: dict[str, TargetResult]
+    flags: dict[str, str]  # //tools/config:<name> -> value, e.g. {"cuda": "true", "lane": "x"}
+    lane: str
+    meta: dict[str, object] = field(default_factory=dict)
+
+    def cases(self) -> list[tuple[TargetResult, Case]]:
+        """Every (target, case) pair of the run, targets in label order."""
+        return [
+            (t, c) for label in sorted(self.targets) for t in [self.targets[label]] for c in t.cases
+        ]
+
+
+def skip_reason(element: ET.Element) -> str:
+    """The reason of a <skipped> element, without pytest's location prefix."""
+    reason = (element.get("message") or element.text or "").strip()
+    reason = _REASON_PREFIX.sub("", reason, count=1).strip()
+    return reason or "(no reason given)"
+
+
+def case_outcome(case: ET.Element) -> str:
+    """passed / failed / xfailed / skipped / disabled for one <testcase> (pytest or googletest)."""
+    children = {child.tag: child for child in case}
+    skipped = children.get("skipped")
+    if "failure" in children or "error" in children:
+        return "failed"
+    if skipped is not None and (skipped.get("type") or "").endswith("xfail"):
+        return "xfailed"
+    if skipped is not None or case.get("result") == "skipped":
+        return "skipped"
+    if case.get("status") == "notrun":
+        return "disabled"
+    return "passed"
+
+
+def _properties(element: ET.Element) -> dict[str, str]:
+    props = element.find("properties")
+    if props is None:
+        return {}
+    return {p.get("name", ""): p.get("value", "") for p in props.iter("property")}
+
+
+def _case(element: ET.Element) -> Case:
+    outcome = case_outcome(element)
+    message = ""
+    children = {child.tag: child for child in element}
+    for tag in ("failure", "error"):
+        if tag in children:
+            node = children[tag]
+            message = (node.get("message") or node.text or "").strip()
+            break
+    else:
+        if "skipped" in children:
+            message = skip_reason(children["skipped"])
+        elif outcome == "disabled":
+            message = "disabled (googletest DISABLED_)"
+        elif outcome == "skipped":
+            message = "(no reason given)"
+    found = DEVIATION_PATTERN.search(message) if outcome in ("xfailed", "failed") else None
+    try:
+        time_s = float(element.get("time") or 0.0)
+    except ValueError:
+        time_s = 0.0
+    return Case(
+        name=element.get("name", ""),
+        classname=element.get("classname", ""),
+        outcome=outcome,
+        message=message,
+        properties=_properties(element),
+        deviation=found["id"] if found else None,
+        time_s=time_s,
+        googletest=element.get("status") is not None,
+    )
+
+
+def read_junit(path: str) -> tuple[list[Case], dict[str, str]]:
+    """Cases and testsuite properties of one JUnit XML file (pytest, googletest, Bazel's own).
+
+    Raises OSError or xml.etree.ElementTree.ParseError for a missing or broken file.
+    """
+    root = ET.parse(path).getroot()
+    suite_props: dict[str, str] = {}
+    suites = [root] if root.tag == "testsuite" else list(root.iter("testsuite"))
+    for suite in suites:
+        suite_props.update(_properties(suite))
+    return [_case(c) for c in root.iter("testcase")], suite_props
+
+
+def _events(bep_path: str) -> list[dict]:
+    events = []
+    with open(bep_path, encoding="utf-8") as stream:
+        for line in stream:
+            line = line.strip()
+            if line:
+                try:
+                    events.append(json.loads(line))
+                except json.JSONDecodeError:
+                    continue  # a run killed mid-write leaves a partial last line
+    return events
+
+
+def _millis(value: object) -> float:
+    try:
+        return float(value) / 1000.0  # type: ignore[arg-type]
+    except (TypeError, ValueError):
+        return 0.0
+
+
+def config_flags(options: list[str]) -> dict[str, str]:
+    """`//tools/config:<name>` build settings in an (expanded) option list, by name."""
+    flags: dict[str, str] = {}
+    for option in options:
+        match = _CONFIG_FLAG.match(option)
+        if match:
+            value = match["value"]
+            flags[match["name"]] = "false" if match["no"] else ("true" if value is None else value)
+    return flags
+
+
+def _command_options(events: list[dict]) -> list[str]:
+    """The canonical (configs expanded) command options of the invocation."""
+    for event in events:
+        line = event.get("structuredCommandLine", {})
+        if line.get("commandLineLabel") != "canonical":
+            continue
+        for section in line.get("sections", []):
+            if section.get("sectionLabel") == "command options":
+                return [o.get("combinedForm", "") for o in section["optionList"].get("option", [])]
+    return []
+
+
+def lane_of(flags: dict[str, str]) -> str:
+    """The lane a run belongs to: `--//tools/config:lane`, "default" when absent."""
+    return flags.get("lane") or "default"
+
+
+def archived_xml(label: str, shard: int = 1, run: int = 1, shards: int = 1) -> str:
+    """Path (relative to a run archive) of the copy of one test.xml, by label path."""
+    package, _, name = label.lstrip("@").lstrip("/").partition(":")
+    parts = [ARCHIVE_TESTS, *package.split("/"), name]
+    if shards > 1 or shard > 1 or run > 1:
+        parts.append(f"shard_{shard}_run_{run}")
+    return os.path.join(*[p for p in parts if p], "test.xml")
+
+
+@dataclass
+class _Attempt:
+    label: str
+    shard: int
+    run: int
+    attempt: int
+    status: str
+    cached: bool
+    duration_s: float
+    xml: str | None
+
+
+def _attempts(events: list[dict]) -> list[_Attempt]:
+    found = []
+    for event in events:
+        test_id = event.get("id", {}).get("testResult")
+        if not test_id:
+            continue
+        result = event.get("testResult", {})
+        xml = None
+        for output in result.get("testActionOutput", []):
+            uri = output.get("uri", "")
+            if output.get("name") == "test.xml" and uri.startswith("file://"):
+                xml = urllib.parse.unquote(uri[len("file://") :])
+        info = result.get("executionInfo", {})
+        found.append(
+            _Attempt(
+                label=test_id.get("label", ""),
+                shard=int(test_id.get("shard", 1)),
+                run=int(test_id.get("run", 1)),
+                attempt=int(test_id.get("attempt", 1)),
+                status=result.get("status", "NO_STATUS"),
+                cached=bool(result.get("cachedLocally") or info.get("cachedRemotely")),
+                duration_s=_millis(result.get("testAttemptDurationMillis")),
+                xml=xml,
+            )
+        )
+    # The last attempt of each (shard, run) counts (flaky retries).
+    last: dict[tuple[str, int, int], _Attempt] = {}
+    for attempt in found:
+        key = (attempt.label, attempt.shard, attempt.run)
+        if key not in last or attempt.attempt >= last[key].attempt:
+            last[key] = attempt
+    return list(last.values())
+
+
+def _summaries(events: list[dict]) -> dict[str, str]:
+    return {
+        e["id"]["testSummary"].get("label", ""): e.get("testSummary", {}).get("overallStatus", "")
+        for e in events
+        if "testSummary" in e.get("id", {})
+    }
+
+
+def _started_finished(events: list[dict]) -> dict[str, object]:
+    meta: dict[str, object] = {}
+    for event in events:
+        if "started" in event.get("id", {}):
+            meta["start"] = _millis(event.get("started", {}).get("startTimeMillis"))
+        if "buildFinished" in event.get("id", {}):
+            finished = event.get("finished", {})
+            meta["end"] = _millis(finished.get("finishTimeMillis"))
+            meta["success"] = bool(finished.get("overallSuccess"))
+    return meta
+
+
+def read_run(path: str) -> Run:
+    """Read a run archive directory or a build event JSON file."""
+    archive = os.path.isdir(path)
+    bep = os.path.join(path, ARCHIVE_EVENTS) if archive else path
+    if not os.path.isfile(bep):
+        raise FileNotFoundError(f"{path}: no build event file ({ARCHIVE_EVENTS}) in it")
+    events = _events(bep)
+    meta: dict[str, object] = _started_finished(events)
+    if archive and os.path.isfile(os.path.join(path, ARCHIVE_META)):
+        with open(os.path.join(path, ARCHIVE_META), encoding="utf-8") as stream:
+            meta.update(json.load(stream))
+    flags = config_flags(_command_options(events))
+    summaries = _summaries(events)
+    attempts = _attempts(events)
+    shard_count: dict[str, int] = {}
+    for a in attempts:
+        shard_count[a.label] = max(shard_count.get(a.label, 1), a.shard, a.run)
+    targets: dict[str, TargetResult] = {}
+    for a in sorted(attempts, key=lambda a: (a.label, a.shard, a.run)):
+        target = targets.setdefault(
+            a.label,
+            TargetResult(a.label, summaries.get(a.label) or a.status, a.cached, 0.0),
+        )
+        target.cached = target.cached and a.cached
+        target.duration_s += a.duration_s
+        if archive:
+            xml = os.path.join(path, archived_xml(a.label, a.shard, a.run, shard_count[a.label]))
+        else:
+            xml = a.xml or ""
+        target.xml_paths.append(xml)
+        try:
+            cases, props = read_junit(xml)
+        except (OSError, ET.ParseError) as err:
+            target.errors.append(f"cannot read test.xml of {a.label}: {err}")
+            continue
+        target.cases.extend(cases)
+        target.suite_properties.update(props)
+    return Run(path, targets, flags, lane_of(flags), meta)
+
+
+def archive_run(
+    bep: str, root: str, args: list[str], exit_code: int, start: float, end: float
+) -> str:
+    """Copy one invocation into `<root>/<UTC start>-<lane>/`; return that directory."""
+    events = _events(bep)
+    flags = config_flags(_command_options(events))
+    lane = lane_of(flags)
+    stamp = datetime.datetime.fromtimestamp(start, datetime.timezone.utc).strftime("%Y%m%dT%H%M%SZ")
+    dest = os.path.join(root, f"{stamp}-{lane}")
+    suffix = 1
+    while os.path.exists(dest):
+        suffix += 1
+        dest = os.path.join(root, f"{stamp}-{lane}-{suffix}")
+    os.makedirs(dest)
+    shutil.copyfile(bep, os.path.join(dest, ARCHIVE_EVENTS))
+    attempts = _attempts(events)
+    shard_count: dict[str, int] = {}
+    for a in attempts:
+        shard_count[a.label] = max(shard_count.get(a.label, 1), a.shard, a.run)
+    missing = []
+    for a in attempts:
+        target = os.path.join(dest, archived_xml(a.label, a.shard, a.run, shard_count[a.label]))
+        if a.xml and os.path.isfile(a.xml):
+            os.makedirs(os.path.dirname(target), exist_ok=True)
+            shutil.copyfile(a.xml, target)
+        else:
+            missing.append(a.label)
+    meta = {
+        "bazel_args": args,
+        "exit_code": exit_code,
+        "start": start,
+        "end": end,
+        "start_utc": datetime.datetime.fromtimestamp(start, datetime.timezone.utc).isoformat(),
+        "wall_s": round(end - start, 3),
+        "lane": lane,
+        "flags": flags,
+        "cuda": flags.get("cuda", "false") == "true",
+        "cuda_gpu": any(
+            k != "cuda" and "gpu" in k and v not in ("false", "0", "") for k, v in flags.items()
+        ),
+        "targets": len({a.label for a in attempts}),
+        "missing_test_xml": sorted(set(missing)),
+    }
+    with open(os.path.join(dest, ARCHIVE_META), "w", encoding="utf-8") as stream:
+        json.dump(meta, stream, indent=1, sort_keys=True)
+        stream.write("\n")
+    return dest
+
+
+def runs_in(path: str) -> list[str]:
+    """Run archives: `path` itself if it is one (or a BEP file), else its subdirectories."""
+    if os.path.isfile(path) or os.path.isfile(os.path.join(path, ARCHIVE_EVENTS)):
+        return [path]
+    if not os.path.isdir(path):
+        raise FileNotFoundError(f"{path}: no run archive or build event file")
+    return [
+        os.path.join(path, d)
+        for d in sorted(os.listdir(path))
+        if os.path.isfile(os.path.join(path, d, ARCHIVE_EVENTS))
+    ]
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Command line: `archive` (used by ./bazelw) and `show`."""
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    sub = parser.add_subparsers(dest="command", required=True)
+    arc = sub.add_parser("archive", help="archive one invocation; prints the directory")
+    arc.add_argument("--bep", required=True)
+    arc.add_argument("--root", required=True, help="e.g. <workspace>/conformance-runs")
+    arc.add_argument("--exit-code", type=int, required=True)
+    arc.add_argument("--start", type=float, required=True, help="seconds since the epoch")
+    arc.add_argument("--end", type=float, required=True)
+    arc.add_argument("bazel_args", nargs="*")
+    show = sub.add_parser("show", help="print a run's targets and cases as JSON")
+    show.add_argument("run")
+    args = parser.parse_args(argv)
+    if args.command == "archive":
+        print(
+            archive_run(args.bep, args.root, args.bazel_args, args.exit_code, args.start, args.end)
+        )
+        return 0
+    run = read_run(args.run)
+    json.dump(
+        {
+            "lane": run.lane,
+            "flags": run.flags,
+            "meta": run.meta,
+            "targets": {k: asdict(v) for k, v in run.targets.items()},
+        },
+        sys.stdout,
+        indent=1,
+    )
+    print()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,153 @@
+"""results.py: a run is what its build events name, read from a BEP file or a run archive."""
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import fake_runs
+import pytest
+import results
+from fake_runs import case_xml, junit
+
+from tvm_conformance import deviations
+
+GTEST_XML = """<?xml version="1.0" encoding="UTF-8"?>
+<testsuites tests="3" name="AllTests"><testsuite name="Ffi" tests="3">
+<testcase name="Runs" status="run" result="completed" classname="Ffi" time="0.01"/>
+<testcase name="Skips" status="run" result="skipped" classname="Ffi">
+<skipped message="no device"><![CDATA[t.cc:5 no device]]></skipped></testcase>
+<testcase name="DISABLED_Off" status="notrun" result="suppressed" classname="Ffi"/>
+</testsuite></testsuites>"""
+
+
+def test_reads_cases_outcomes_messages_properties_and_deviation(tmp_path: Path) -> None:
+    xml = tmp_path / "test.xml"
+    xml.write_text(
+        junit(
+            [
+                case_xml(
+                    "test_a[llvm]", properties={"tvm_target": "llvm", "exec_mode": "compiled"}
+                ),
+                case_xml("test_b", "skipped", "Skipped: no GPU"),
+                case_xml("test_c", "xfailed", "deviation ffi-x: arrives as RuntimeError"),
+                case_xml("test_d", "failed", "assert 1 == 2"),
+                case_xml("test_e", "xpass", "deviation ffi-y: fixed upstream"),
+            ],
+            suite_properties={"tvm_version": "0.27.0"},
+        )
+    )
+    cases, suite = results.read_junit(str(xml))
+    assert suite == {"tvm_version": "0.27.0"}
+    by_name = {c.name: c for c in cases}
+    assert by_name["test_a[llvm]"].outcome == "passed"
+    assert by_name["test_a[llvm]"].properties == {"tvm_target": "llvm", "exec_mode": "compiled"}
+    assert by_name["test_a[llvm]"].time_s == 0.5
+    assert (by_name["test_b"].outcome, by_name["test_b"].message) == ("skipped", "no GPU")
+    assert (by_name["test_c"].outcome, by_name["test_c"].deviation) == ("xfailed", "ffi-x")
+    assert by_name["test_d"].outcome == "failed" and not by_name["test_d"].xpass_strict
+    assert by_name["test_d"].message == "assert 1 == 2"
+    assert by_name["test_e"].xpass_strict and by_name["test_e"].deviation == "ffi-y"
+
+
+def test_reads_googletest_outcomes_and_suite_case_ids(tmp_path: Path) -> None:
+    xml = tmp_path / "test.xml"
+    xml.write_text(GTEST_XML)
+    cases, _ = results.read_junit(str(xml))
+    assert [(c.name, c.outcome, c.message) for c in cases] == [
+        ("Runs", "passed", ""),
+        ("Skips", "skipped", "no device"),
+        ("DISABLED_Off", "disabled", "disabled (googletest DISABLED_)"),
+    ]
+    assert cases[0].ids() == ["Runs", "Ffi.Runs"] and cases[0].googletest
+
+
+def test_deviation_pattern_matches_the_registry_reason_format() -> None:
+    reason = f"{deviations.REASON_PREFIX}ffi-some-id: what TVM does"
+    assert deviations.REASON_PATTERN.search(reason)["id"] == "ffi-some-id"
+    assert results.DEVIATION_PATTERN.pattern == deviations.REASON_PATTERN.pattern
+
+
+def test_config_flags_read_generically_and_lane_defaults() -> None:
+    flags = results.config_flags(
+        [
+            "--default_override=2:build:cuda=--//tools/config:cuda",  # an rc line, not in force
+            "--//tools/config:cuda=true",
+            "--@//tools/config:cuda_gpu",
+            "--no//tools/config:other",
+            "--jobs=2",
+        ]
+    )
+    assert flags == {"cuda": "true", "cuda_gpu": "true", "other": "false"}
+    assert results.lane_of(flags) == "default"
+    assert results.lane_of({"lane": "ffi_next"}) == "ffi_next"
+
+
+def test_bep_run_has_only_the_named_targets_with_status_cache_and_duration(tmp_path: Path) -> None:
+    bep = fake_runs.write_bep(
+        tmp_path,
+        {"//pkg:a_test": junit([case_xml("test_a")]), "//pkg:b_test": junit([case_xml("test_b")])},
+        flags=["--//tools/config:lane=tvm_prev"],
+        cached=("//pkg:b_test",),
+        stale={"//pkg:removed_test": junit([case_xml("test_old")])},
+    )
+    run = results.read_run(str(bep))
+    assert sorted(run.targets) == ["//pkg:a_test", "//pkg:b_test"]
+    assert run.lane == "tvm_prev"
+    a, b = run.targets["//pkg:a_test"], run.targets["//pkg:b_test"]
+    assert (a.status, a.cached, a.duration_s) == ("PASSED", False, 1.5)
+    assert b.cached
+    assert [c.name for _, c in run.cases()] == ["test_a", "test_b"]
+
+
+def test_archive_copies_named_xml_only_and_records_the_run(tmp_path: Path) -> None:
+    path = fake_runs.archive(
+        tmp_path,
+        {"//pkg/sub:a_test_cuda": junit([case_xml("test_a[cuda]")])},
+        flags=["--//tools/config:cuda=true", "--//tools/config:cuda_gpu=true"],
+        stale={"//pkg:removed_test": junit([case_xml("test_old")])},
+    )
+    name = os.path.basename(path)
+    assert name == "20261118T110640Z-default", name  # UTC start, lane
+    files = sorted(str(p.relative_to(path)) for p in Path(path).rglob("*") if p.is_file())
+    assert files == ["build_events.json", "run.json", "tests/pkg/sub/a_test_cuda/test.xml"]
+    meta = json.loads(Path(path, "run.json").read_text())
+    assert meta["lane"] == "default" and meta["cuda"] is True and meta["cuda_gpu"] is True
+    assert meta["exit_code"] == 0 and meta["wall_s"] == 60
+    assert meta["bazel_args"][0] == "test"
+    # Read back from the archive: the copy, not the testlogs (which may be gone).
+    for xml in Path(tmp_path).glob("work*/testlogs/**/test.xml"):
+        xml.unlink()
+    run = results.read_run(path)
+    assert [c.name for _, c in run.cases()] == ["test_a[cuda]"]
+    assert run.meta["wall_s"] == 60
+
+
+def test_unreadable_xml_is_an_error_of_its_target(tmp_path: Path) -> None:
+    bep = fake_runs.write_bep(tmp_path, {"//pkg:broken": "<testsuites><testcase"})
+    run = results.read_run(str(bep))
+    assert run.targets["//pkg:broken"].errors
+    assert "cannot read test.xml of //pkg:broken" in run.targets["//pkg:broken"].errors[0]
+
+
+def test_runs_in_lists_archives_of_a_directory(tmp_path: Path) -> None:
+    first = fake_runs.archive(tmp_path, {"//p:a": junit([case_xml("t")])})
+    second = fake_runs.archive(tmp_path, {"//p:a": junit([case_xml("t")])})
+    assert results.runs_in(str(tmp_path / "conformance-runs")) == [first, second]
+    assert results.runs_in(first) == [first]
+    with pytest.raises(FileNotFoundError, match="no run archive"):
+        results.runs_in(str(tmp_path / "nothing"))
+
+
+def test_command_line_is_standard_library_only(tmp_path: Path) -> None:
+    bep = fake_runs.write_bep(tmp_path, {"//p:a": junit([case_xml("test_t")])})
+    # -E -S: no PYTHONPATH, no site-packages.
+    script = Path(results.__file__).with_name("results.py")
+    out = subprocess.run(
+        [sys.executable, "-E", "-S", str(script), "show", str(bep)],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
+    assert json.loads(out)["targets"]["//p:a"]["cases"][0]["name"] == "test_t"
