@@ -12,6 +12,17 @@ Load it with ``-p tvm_conformance.pytest_plugin`` (``tvm_py_test`` does).
 * A target that cannot run here (runtime not built in, no device) is
   reported skipped with a reason naming it. When no listed target can run,
   tests fall back to ``llvm`` (``--tvm-target-fallback=none`` turns that off).
+* An explicit list (``parametrize_targets("llvm", "cuda")``, or upstream's
+  ``pytest.mark.parametrize("target", [...])``) runs only the targets in force
+  when the list in force was given explicitly (seed 002): the others skip,
+  "cuda tests disabled by TVM_TEST_TARGETS environment variable".
+* ``--tvm-variant=<target>`` (set by the Bazel ``<name>_<target>`` variants)
+  keeps only that target's cases and deselects the rest, so each variant's
+  JUnit XML holds its own target only; ``--tvm-variant=independent`` keeps only
+  the cases that take no target. Each targeted case records the JUnit
+  properties ``tvm_target`` (and ``exec_mode`` when it has one).
+* ``--tvm-require-gpu`` (the GPU lane, ``--config=cuda_gpu``): a GPU case that
+  would skip fails instead, and the summary counts them by reason.
 * GPU targets get the ``gpu`` mark, so ``-m gpu`` / ``-m 'not gpu'`` select
   them. The decorators in :mod:`tvm_conformance.testing` add marks that this
   plugin evaluates; upstream's ``pytest.mark.parametrize("target", [...])``
@@ -30,6 +41,10 @@ from tvm_conformance import testing as _testing
 
 _SELECTION = pytest.StashKey["_targets.TargetSelection"]()
 _SOURCE = pytest.StashKey["tuple[str | None, str]"]()
+_SAVED_ENV = pytest.StashKey["str | None"]()
+_GPU_MISSES = pytest.StashKey["list[tuple[str, str]]"]()
+# --tvm-variant value of the target-independent Bazel variant.
+INDEPENDENT = "independent"
 _MARKERS = (
     f"{_testing.GPU_MARK}: uses a GPU if one is present (select with -m gpu / -m 'not gpu')",
     f"{_testing.TARGETS_MARK}(*targets): run once per listed target; no arguments: "
@@ -40,6 +55,8 @@ _MARKERS = (
     "targets (tvm_conformance.testing.known_failing_targets)",
     f"{_testing.REQUIRES_MARK}(kind): skip unless the runtime can run here "
     "(tvm_conformance.testing.requires_<kind>)",
+    f"{_testing.COMPILES_FOR_MARK}(kind): compiles for kind without running on it; runs in "
+    "kind's Bazel variant (tvm_conformance.testing.compiles_for)",
     "tvm_deviation_not_applicable(id): a listed deviation that the installed TVM does not "
     "show; the test must pass (tvm_conformance.deviations.xfail)",
 )
@@ -62,6 +79,29 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         choices=("llvm", "none"),
         help="what runs when no listed target can: llvm (default) or none (all skip).",
     )
+    group.addoption(
+        "--tvm-variant",
+        dest="tvm_variant",
+        default=None,
+        metavar="TARGET",
+        help="keep only this target's cases (a Bazel <name>_<target> variant), or with "
+        f"'{INDEPENDENT}' only the cases that take no target; the rest are deselected.",
+    )
+    group.addoption(
+        "--tvm-independent-cases",
+        dest="tvm_independent_cases",
+        default="deselect",
+        choices=("deselect", "error"),
+        help="in a per-target variant, what target-independent cases do: deselect (another "
+        "variant runs them) or error (no variant would run them).",
+    )
+    group.addoption(
+        "--tvm-require-gpu",
+        dest="tvm_require_gpu",
+        action="store_true",
+        default=False,
+        help="GPU lane: a GPU case that would skip (no device, runtime missing) fails.",
+    )
     parser.addini(
         "tvm_test_targets",
         f"';'-separated TVM targets used when {_targets.ENV_VAR} is unset.",
@@ -80,8 +120,21 @@ def pytest_configure(config: pytest.Config) -> None:
         config.addinivalue_line("markers", line)
     text, source = _target_text(config)
     config.stash[_SOURCE] = (text, source)
+    config.stash[_SAVED_ENV] = os.environ.get(_targets.ENV_VAR)
+    config.stash[_GPU_MISSES] = []
     if text is not None:
         os.environ[_targets.ENV_VAR] = text
+
+
+def pytest_unconfigure(config: pytest.Config) -> None:
+    """Give ``TVM_TEST_TARGETS`` back the value it had before :func:`pytest_configure`."""
+    if _SAVED_ENV not in config.stash:
+        return
+    saved = config.stash[_SAVED_ENV]
+    if saved is None:
+        os.environ.pop(_targets.ENV_VAR, None)
+    else:
+        os.environ[_targets.ENV_VAR] = saved
 
 
 def _target_text(config: pytest.Config) -> tuple[str | None, str]:
@@ -175,13 +228,18 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
         names = ", ".join(t.id for t in chosen)
         reason = f"exclude_targets removes every target in force ({names})"
         metafunc.parametrize(
-            "target", [pytest.param(None, marks=pytest.mark.skip(reason=reason))], ids=["no-target"]
+            "target",
+            [pytest.param(None, marks=pytest.mark.skip(reason=reason))],
+            ids=["no-target"],
+            indirect=True,
         )
         return
-    metafunc.parametrize("target", [t.entry for t in kept], ids=[t.id for t in kept])
+    metafunc.parametrize(
+        "target", [t.entry for t in kept], ids=[t.id for t in kept], indirect=True
+    )
 
 
-def _item_target(item: pytest.Item) -> _targets.TestTarget | None:
+def _item_target(item: pytest.Item) -> _targets.TargetInfo | None:
     callspec = getattr(item, "callspec", None)
     if callspec is None or "target" not in callspec.params:
         return None
@@ -191,19 +249,82 @@ def _item_target(item: pytest.Item) -> _targets.TestTarget | None:
         return None  # not a TVM target string: leave the test alone
 
 
+def _lane_target(item: pytest.Item) -> str | None:
+    """The target whose variant runs ``item``: its ``target`` parameter, else the runtime
+    of a ``requires_<runtime>`` mark (``requires_gpu``: ``cuda``), else the kind of a
+    ``compiles_for`` mark, else None (independent).
+    """
+    target = _item_target(item)
+    if target is not None:
+        return target.id
+    mark = item.get_closest_marker(_testing.REQUIRES_MARK)
+    if mark is not None:
+        kind = str(mark.args[0])
+        return "cuda" if kind == "gpu" else kind
+    mark = item.get_closest_marker(_testing.COMPILES_FOR_MARK)
+    return str(mark.args[0]) if mark is not None else None
+
+
+def _in_force(target: _targets.TargetInfo, sel: _targets.TargetSelection) -> bool:
+    return any(target.matches(t.entry) for t in (*sel.listed, *sel.active))
+
+
+def _select_variant(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Keep only the cases of ``--tvm-variant``'s target (or the target-independent ones)."""
+    variant = config.getoption("tvm_variant", None)
+    if not variant:
+        return
+    kept, dropped, orphans = [], [], []
+    for item in items:
+        lane = _lane_target(item)
+        if variant == INDEPENDENT:
+            keep = lane is None
+        elif lane is None:
+            keep = False
+            orphans.append(item.nodeid)
+        else:
+            keep = lane == variant or _targets.describe(variant, "--tvm-variant").matches(lane)
+        (kept if keep else dropped).append(item)
+    if orphans and config.getoption("tvm_independent_cases") == "error":
+        names = ", ".join(orphans[:5]) + (" ..." if len(orphans) > 5 else "")
+        raise pytest.UsageError(
+            f"{len(orphans)} case(s) take no target and would run in no Bazel variant "
+            f"({names}); set target_independent = True on this tvm_py_test"
+        )
+    if dropped:
+        config.hook.pytest_deselected(items=dropped)
+        items[:] = kept
+
+
 @pytest.hookimpl(tryfirst=True)
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    """Add ``gpu``, skip and xfail marks per target, and requires_* skips.
+    """Select the variant's cases; add ``gpu``, skip and xfail marks per target, requires_*
+    skips, and the ``tvm_target`` / ``exec_mode`` JUnit properties.
 
     Runs before pytest's own ``-m`` filtering so the ``gpu`` mark counts.
     """
     sel = selection(config)
+    _select_variant(config, items)
     for item in items:
+        lane = _lane_target(item)
+        if lane is not None:
+            item.user_properties.append(("tvm_target", lane))
+        callspec = getattr(item, "callspec", None)
+        if callspec is not None and isinstance(callspec.params.get("exec_mode"), str):
+            item.user_properties.append(("exec_mode", callspec.params["exec_mode"]))
         target = _item_target(item)
         if target is not None:
             if target.is_gpu and item.get_closest_marker(_testing.GPU_MARK) is None:
                 item.add_marker(_testing.GPU_MARK)
-            if not target.runnable:
+            if sel.raw and not _in_force(target, sel):
+                item.add_marker(
+                    pytest.mark.skip(
+                        reason=f"{target.kind} tests disabled by {sel.source} environment variable"
+                        if sel.source == _targets.ENV_VAR
+                        else f"{target.kind} tests disabled by {sel.source}"
+                    )
+                )
+            elif not target.runnable:
                 item.add_marker(pytest.mark.skip(reason=target.skip_reason))
             for mark in item.iter_markers(_testing.KNOWN_FAILING_MARK):
                 if any(target.matches(n) for n in _targets.iter_names(mark.args)):
@@ -221,17 +342,56 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
                 break
 
 
+def _skip_reason(report: pytest.TestReport) -> str:
+    longrepr = report.longrepr
+    if isinstance(longrepr, tuple) and len(longrepr) == 3:
+        return str(longrepr[2]).removeprefix("Skipped: ")
+    return str(longrepr)
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) -> Any:
+    """Under ``--tvm-require-gpu``, a GPU case that skips is reported failed, with why."""
+    outcome = yield
+    report = outcome.get_result()
+    if (
+        report.skipped
+        and not hasattr(report, "wasxfail")
+        and item.config.getoption("tvm_require_gpu", False)
+        and item.get_closest_marker(_testing.GPU_MARK) is not None
+    ):
+        reason = _skip_reason(report)
+        item.config.stash[_GPU_MISSES].append((item.nodeid, reason))
+        report.outcome = "failed"
+        report.longrepr = (
+            f"GPU lane (--tvm-require-gpu): this GPU case could not run here: {reason}"
+        )
+
+
+def pytest_terminal_summary(terminalreporter: Any, config: pytest.Config) -> None:
+    """Count the GPU cases that could not run in the GPU lane, by reason."""
+    misses = config.stash.get(_GPU_MISSES, [])
+    if not misses:
+        return
+    by_reason: dict[str, int] = {}
+    for _, reason in misses:
+        by_reason[reason] = by_reason.get(reason, 0) + 1
+    terminalreporter.section("GPU lane", sep="=", red=True)
+    terminalreporter.line(
+        f"GPU lane: {len(misses)} GPU case(s) could not run here and fail "
+        "(--tvm-require-gpu, --config=cuda_gpu):"
+    )
+    for reason, count in sorted(by_reason.items(), key=lambda kv: -kv[1]):
+        terminalreporter.line(f"  {count:4d}  {reason}")
+
+
 @pytest.fixture
 def target(request: pytest.FixtureRequest) -> str:
     """The target under test as a string (``"llvm"``, ``"cuda"``, a JSON object).
 
-    Normally replaced by the per-target parameter; a test that reaches this body
-    was not parametrized and gets the first runnable target in force.
+    The plugin parametrizes it (indirectly) for every test that takes it.
     """
-    runnable = selection(request.config).runnable
-    if not runnable:
-        pytest.skip("no target in force can run here")
-    return runnable[0].entry
+    return request.param
 
 
 @pytest.fixture

@@ -1,9 +1,12 @@
 """Resolve ``TVM_TEST_TARGETS`` into the targets a test session runs on.
 
 This module knows nothing about pytest hooks: it parses target lists, asks
-TVM whether each target's runtime is built in and its device present, and
-applies the seed-002 fallback (no listed target can run -> ``llvm``). The
-pytest plugin and :mod:`tvm_conformance.testing` both build on it.
+TVM whether each target's runtime is built in and its device present (through
+``tvm.testing``'s own probe, so the kit and TVM never disagree), and applies
+the seed-002 fallback (no listed target can run -> ``llvm``). What it adds to
+``tvm.testing``: clear errors naming a bad entry, a reason for every target
+that cannot run, and readable test ids. The pytest plugin and
+:mod:`tvm_conformance.testing` both build on it.
 
 TVM is imported lazily, so importing this module is cheap.
 """
@@ -23,17 +26,6 @@ FALLBACK_TARGET = "llvm"
 _BUILTIN_DEFAULT: tuple[str, ...] = ("llvm",)
 # Device kinds that count as "a GPU" for requires_gpu.
 GPU_RUNTIMES: tuple[str, ...] = ("cuda", "rocm", "opencl", "metal", "vulkan")
-# Runtimes a ``requires_<runtime>`` decorator exists for (TVM's default targets).
-KNOWN_RUNTIMES: tuple[str, ...] = (
-    "llvm",
-    "cuda",
-    "nvptx",
-    "vulkan",
-    "opencl",
-    "metal",
-    "rocm",
-    "hexagon",
-)
 
 TargetEntry = str | dict[str, Any]
 
@@ -43,10 +35,8 @@ class TargetSpecError(ValueError):
 
 
 @dataclass(frozen=True)
-class TestTarget:
+class TargetInfo:
     """One target of a target list and whether it can run on this machine."""
-
-    __test__ = False  # not a pytest test class despite the name
 
     entry: str  # the ``target`` fixture value: "llvm" or a JSON object
     id: str  # the pytest id: "llvm", "opencl-device=mali"
@@ -76,18 +66,18 @@ class TestTarget:
 class TargetSelection:
     """The targets in force for a session and where they came from."""
 
-    listed: tuple[TestTarget, ...]
+    listed: tuple[TargetInfo, ...]
     source: str  # e.g. "TVM_TEST_TARGETS", "--tvm-targets"
     raw: str  # the text as given, for the report header
-    fallback: TestTarget | None  # set when no listed target can run
+    fallback: TargetInfo | None  # set when no listed target can run
 
     @property
-    def active(self) -> tuple[TestTarget, ...]:
+    def active(self) -> tuple[TargetInfo, ...]:
         """Targets that implicitly parametrized tests run over."""
         return (self.fallback,) if self.fallback is not None else self.listed
 
     @property
-    def runnable(self) -> tuple[TestTarget, ...]:
+    def runnable(self) -> tuple[TargetInfo, ...]:
         """Active targets that can run here."""
         return tuple(t for t in self.active if t.runnable)
 
@@ -146,7 +136,7 @@ def default_entries() -> list[TargetEntry]:
 
 
 @functools.cache
-def _describe(key: str, source: str) -> TestTarget:
+def _describe(key: str, source: str) -> TargetInfo:
     import tvm
 
     entry: TargetEntry = json.loads(key) if key.startswith("{") else key
@@ -157,11 +147,11 @@ def _describe(key: str, source: str) -> TestTarget:
         raise TargetSpecError(f"{source} entry {key!r} is not a TVM target: {first}") from None
     kind = tvm_target.kind.name
     keys = tuple(str(k) for k in tvm_target.keys)
-    runnable, reason = _runnable(entry, kind, int(tvm_target.get_target_device_type()))
-    return TestTarget(key, target_id(entry), kind, keys, runnable, reason)
+    runnable, reason = _runnable(entry, kind)
+    return TargetInfo(key, target_id(entry), kind, keys, runnable, reason)
 
 
-def describe(entry: TargetEntry, source: str = ENV_VAR) -> TestTarget:
+def describe(entry: TargetEntry, source: str = ENV_VAR) -> TargetInfo:
     """Parse one entry with ``tvm.target.Target`` and probe it.
 
     Raises :class:`TargetSpecError` naming the entry when it is not a target.
@@ -171,27 +161,33 @@ def describe(entry: TargetEntry, source: str = ENV_VAR) -> TestTarget:
     return _describe(canonical_entry(entry), source)
 
 
-def _flag_on(name: str) -> bool:
-    import tvm.support
+def _tvm_probe(entry: TargetEntry) -> dict[str, Any]:
+    """``tvm.testing``'s own enabled/runnable record for one target entry.
 
-    return str(tvm.support.libinfo().get(name, "OFF")).lower() in ("on", "true", "1")
+    llvm is asked for alongside: ``_get_targets`` replaces an all-unrunnable list by llvm,
+    which would hide the entry's own record.
+    """
+    from tvm.testing import utils
+
+    return utils._get_targets([entry, FALLBACK_TARGET])[0]
 
 
-def _runnable(entry: TargetEntry, kind: str, device_type: int) -> tuple[bool, str]:
-    """Whether a target can run here and, if not, why."""
+def _runnable(entry: TargetEntry, kind: str) -> tuple[bool, str]:
+    """Whether a target can run here (TVM's answer) and, if not, why."""
     import tvm
 
-    if kind == "hexagon":
-        if not _flag_on("USE_HEXAGON"):
-            return False, "the hexagon runtime is not enabled in this TVM build (USE_HEXAGON)"
-        if "ANDROID_SERIAL_NUMBER" not in os.environ:
-            return False, "no hexagon device (ANDROID_SERIAL_NUMBER is not set)"
-        return True, ""
     try:
-        enabled = bool(tvm.runtime.enabled(kind))
-    except Exception:  # kinds without an optional runtime (e.g. "c") run on the CPU runtime
-        enabled = device_type == 1
-    if not enabled:
+        probe = _tvm_probe(entry)
+    except Exception:  # kinds without a runtime of their own (e.g. "c") run on the CPU
+        device = tvm.device_from_target(entry if isinstance(entry, str) else json.dumps(entry))
+        return (True, "") if int(device.dlpack_device_type()) == 1 else (False, f"no {kind} runtime")
+    if probe["is_runnable"]:
+        return True, ""
+    if kind == "hexagon":
+        if not probe["is_enabled"]:
+            return False, "the hexagon runtime is not enabled in this TVM build (USE_HEXAGON)"
+        return False, "no hexagon device (ANDROID_SERIAL_NUMBER is not set)"
+    if not probe["is_enabled"]:
         # tvm.runtime.enabled is False both when TVM was built without the runtime and when
         # its library cannot load (libtvm_runtime_cuda.so without libcuda.so, on a GPU-less
         # machine): say both.
@@ -200,9 +196,7 @@ def _runnable(entry: TargetEntry, kind: str, device_type: int) -> tuple[bool, st
             "(not built in, or its driver library is missing)"
         )
     device = tvm.device_from_target(entry if isinstance(entry, str) else json.dumps(entry))
-    if not device.exist:
-        return False, f"no {device} device present"
-    return True, ""
+    return False, f"no {device} device present"
 
 
 def select(
@@ -281,7 +275,7 @@ def iter_names(values: Iterable[Any]) -> list[TargetEntry]:
     return out
 
 
-def describe_all(entries: Sequence[TargetEntry], source: str) -> list[TestTarget]:
+def describe_all(entries: Sequence[TargetEntry], source: str) -> list[TargetInfo]:
     """:func:`describe` each entry, dropping duplicates."""
     seen: set[str] = set()
     out = []

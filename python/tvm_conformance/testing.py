@@ -31,6 +31,7 @@ TARGETS_MARK = "tvm_targets"
 EXCLUDE_MARK = "tvm_exclude_targets"
 KNOWN_FAILING_MARK = "tvm_known_failing_targets"
 REQUIRES_MARK = "tvm_requires"
+COMPILES_FOR_MARK = "tvm_compiles_for"
 GPU_MARK = "gpu"
 
 
@@ -65,6 +66,15 @@ def known_failing_targets(
     return getattr(pytest.mark, KNOWN_FAILING_MARK)(
         *_targets.iter_names(targets), reason=reason, strict=strict
     )
+
+
+def compiles_for(kind: str) -> pytest.MarkDecorator:
+    """Mark a test that compiles for ``kind`` without running on it (codegen checks).
+
+    It takes no ``target`` and needs no device, but belongs to ``kind``'s Bazel variant
+    (``<name>_cuda``, under --config=cuda), not to the target-independent one.
+    """
+    return getattr(pytest.mark, COMPILES_FOR_MARK)(kind)
 
 
 def uses_gpu(func: F) -> F:
@@ -109,6 +119,7 @@ def enabled_targets() -> list[tuple[str, Any]]:
 
 
 __all__ = [
+    "compiles_for",
     "enabled_targets",
     "exclude_targets",
     "known_failing_targets",

@@ -26,57 +26,58 @@ _PYTEST_RUNNER = "//tools/testing:pytest_runner.py"
 _PYTEST_CONFIG = "//:pyproject.toml"
 _CONFORMANCE_LIB = "//python/tvm_conformance"
 
-# Per-target settings of test variants. A variant exists (is compatible) only in the configs
-# that can at least compile for its target; `cuda` needs --config=cuda. GPU variants carry the
-# `gpu` tag (so --test_tag_filters=-gpu drops them) and `requires-gpu` (for executors that
-# schedule on GPU machines).
+# Per-target settings of test variants, the way JAX's jax.bzl makes `<name>_cpu` /
+# `<name>_gpu`. A variant exists (is compatible) only in the configs that can at least compile
+# for its target: `cuda` needs --config=cuda. Every variant is tagged `tvm_<target>`, so the
+# package suites `<target>_tests` (made by the first test macro of a package) name it. GPU
+# variants also carry `gpu` (--test_tag_filters=-gpu drops them) and `requires-gpu` (for
+# executors that schedule on GPU machines).
 _TARGETS = {
     "llvm": struct(
         tags = ["cpu"],
         compatible_with = [],
         pytest_args = [],
+        data = [],
     ),
     "cuda": struct(
         tags = ["gpu", "requires-gpu"],
-        # Without a device, cases skip with a reason instead of falling back to llvm (seed 002's
-        # plain-pytest default), which would rerun the llvm variant under a cuda name.
-        pytest_args = ["--tvm-target-fallback=none"],
         compatible_with = select({
             "//tools/config:cuda_enabled": [],
             "//conditions:default": ["//tools/config:incompatible"],
         }),
+        # Without a device, cases skip with a reason instead of falling back to llvm (seed 002's
+        # plain-pytest default), which would rerun the llvm variant under a cuda name. In the
+        # GPU lane (--config=cuda_gpu) such a skip fails the case.
+        pytest_args = ["--tvm-target-fallback=none"] + select({
+            "//tools/config:require_gpu_enabled": ["--tvm-require-gpu"],
+            "//conditions:default": [],
+        }),
+        # What the GPU probe found is an input of every cuda test action, so a result recorded
+        # without a GPU never satisfies a GPU runner through a disk or remote cache.
+        data = ["@gpu_detect//:gpu_presence"],
     ),
 }
+
+# Tag and suite of the target-independent tests (and `<name>_independent` variants).
+_INDEPENDENT = "independent"
+_INDEPENDENT_TAG = "tvm_target_independent"
 
 def _target_settings(target):
     if target not in _TARGETS:
         fail("unknown TVM test target %r; known: %s" % (target, ", ".join(sorted(_TARGETS.keys()))))
     return _TARGETS[target]
 
-def _test_variants(rule, name, targets, env, tags, common, args = None, trailing_args = [], pytest = False):
-    """Emits test `name`, or with `targets` one `<name>_<target>` each and a suite `name`.
+def _package_suites():
+    """`llvm_tests`, `cuda_tests`, `target_independent_tests` of this package, made once.
 
-    A variant gets TVM_TEST_TARGETS=<target>, the target's tags and compatibility, and (for
-    pytest) the target's pytest arguments between `args` and `trailing_args`.
+    Each is a tag-filtered test_suite, so it also holds tests declared after it; CI lanes name
+    suites (`//python/tests/relax:cuda_tests`), not globs.
     """
-    extra = {} if args == None else {"args": args + trailing_args}
-    if targets == None:
-        rule(name = name, env = env, tags = tags, **dict(common, **extra))
+    if native.existing_rule("target_independent_tests"):
         return
-    variants = []
-    for target in targets:
-        settings = _target_settings(target)
-        if args != None:
-            extra["args"] = args + (settings.pytest_args if pytest else []) + trailing_args
-        rule(
-            name = "%s_%s" % (name, target),
-            env = dict(env, TVM_TEST_TARGETS = target),
-            tags = tags + settings.tags,
-            target_compatible_with = settings.compatible_with,
-            **dict(common, **extra)
-        )
-        variants.append(":%s_%s" % (name, target))
-    native.test_suite(name = name, tests = variants)
+    for target in sorted(_TARGETS.keys()):
+        native.test_suite(name = target + "_tests", tags = ["tvm_" + target])
+    native.test_suite(name = "target_independent_tests", tags = [_INDEPENDENT_TAG])
 
 def tvm_cc_extension(name, srcs, deps = [], copts = [], visibility = ["//visibility:public"], **kwargs):
     """A TVM-FFI extension: `lib<name>.so` (target `name`) and `<name>_lib` for gtests.
@@ -112,13 +113,14 @@ def tvm_cc_extension(name, srcs, deps = [], copts = [], visibility = ["//visibil
         visibility = visibility,
     )
 
-def tvm_cc_test(name, srcs, deps = [], copts = [], env = {}, targets = None, tags = [], **kwargs):
+def tvm_cc_test(name, srcs, deps = [], data = [], copts = [], env = {}, targets = None, tags = [], **kwargs):
     """A googletest binary linked with tvm_ffi, tvm_runtime and gtest_main.
 
     Args:
       name: test name; with `targets`, the suite of `<name>_<target>` variants.
       srcs: test sources.
       deps: extra deps (extensions' `<name>_lib`, //cpp/tests:test_util).
+      data: runtime files (artefacts), found with test_util's Rlocation.
       copts: extra compiler options.
       env: environment of the test.
       targets: None for a target-independent test, or TVM targets (e.g. ["llvm", "cuda"]):
@@ -126,15 +128,40 @@ def tvm_cc_test(name, srcs, deps = [], copts = [], env = {}, targets = None, tag
       tags: extra tags.
       **kwargs: passed to cc_test.
     """
+    _package_suites()
     common = dict(
         srcs = srcs,
         copts = TVM_DEFAULT_COPTS + copts,
         deps = deps + [_TVM_RUNTIME, _TVM_FFI, _GTEST_MAIN],
         **kwargs
     )
-    _test_variants(native.cc_test, name, targets, env, tags, common)
+    if targets == None:
+        native.cc_test(name = name, data = data, env = env, tags = tags + [_INDEPENDENT_TAG], **common)
+        return
+    for target in targets:
+        settings = _target_settings(target)
+        native.cc_test(
+            name = "%s_%s" % (name, target),
+            env = dict(env, TVM_TEST_TARGETS = target),
+            tags = tags + settings.tags + ["tvm_" + target],
+            target_compatible_with = settings.compatible_with,
+            data = data + settings.data,
+            **common
+        )
+    native.test_suite(name = name, tests = [":%s_%s" % (name, t) for t in targets])
 
-def tvm_py_test(name, srcs, deps = [], data = [], args = [], env = {}, targets = None, tags = [], size = "medium", **kwargs):
+def tvm_py_test(
+        name,
+        srcs,
+        deps = [],
+        data = [],
+        args = [],
+        env = {},
+        targets = None,
+        target_independent = False,
+        tags = [],
+        size = "medium",
+        **kwargs):
     """pytest over `srcs` with the pinned venv, JUnit XML and the tvm_conformance plugin.
 
     The repo's pyproject.toml supplies the pytest settings (plugin, --strict-markers), the same
@@ -149,23 +176,66 @@ def tvm_py_test(name, srcs, deps = [], data = [], args = [], env = {}, targets =
       args: extra pytest arguments.
       env: environment of the test.
       targets: None for a target-independent test, or TVM targets (e.g. ["llvm", "cuda"]):
-        one variant each, `<name>_<target>`, with TVM_TEST_TARGETS set.
+        one variant each, `<name>_<target>`, with TVM_TEST_TARGETS set, running only that
+        target's cases (`--tvm-variant`; the others are deselected, so its JUnit XML holds
+        its own target alone).
+      target_independent: with `targets`, the files also hold cases that take no target:
+        they run once, in `<name>_independent`. Without it such cases are a usage error.
       tags: extra tags.
       size: test size (TVM compiles make most tests medium).
       **kwargs: passed to py_test.
     """
+    _package_suites()
+    files = ["$(rootpath %s)" % src for src in srcs]
     common = dict(
         srcs = srcs + [_PYTEST_RUNNER],
         main = _PYTEST_RUNNER,
-        data = data + [_PYTEST_CONFIG],
         deps = deps + [_CONFORMANCE_LIB],
         python_version = "PY3",
         srcs_version = "PY3",
         size = size,
         **kwargs
     )
-    files = ["$(rootpath %s)" % src for src in srcs]
-    _test_variants(native.py_test, name, targets, env, tags, common, args = args, trailing_args = files, pytest = True)
+    data = data + [_PYTEST_CONFIG]
+    if targets == None:
+        if target_independent:
+            fail("%s: target_independent needs `targets`" % name)
+        native.py_test(
+            name = name,
+            args = args + files,
+            data = data,
+            env = env,
+            tags = tags + [_INDEPENDENT_TAG],
+            **common
+        )
+        return
+    variants = []
+    if target_independent:
+        variants.append(name + "_" + _INDEPENDENT)
+
+        # Cases that take no target need no device: they run on the CPU target only.
+        native.py_test(
+            name = variants[-1],
+            args = args + ["--tvm-variant=" + _INDEPENDENT] + files,
+            data = data,
+            env = dict(env, TVM_TEST_TARGETS = "llvm"),
+            tags = tags + [_INDEPENDENT_TAG],
+            **common
+        )
+    orphans = [] if target_independent else ["--tvm-independent-cases=error"]
+    for target in targets:
+        settings = _target_settings(target)
+        variants.append("%s_%s" % (name, target))
+        native.py_test(
+            name = variants[-1],
+            args = args + ["--tvm-variant=" + target] + orphans + settings.pytest_args + files,
+            data = data + settings.data,
+            env = dict(env, TVM_TEST_TARGETS = target),
+            tags = tags + settings.tags + ["tvm_" + target],
+            target_compatible_with = settings.compatible_with,
+            **common
+        )
+    native.test_suite(name = name, tests = [":" + v for v in variants])
 
 def tvm_exported_module(name, script, out = None, deps = [], visibility = None, **kwargs):
     """A build-time artefact written by `script` run with the venv's Python.

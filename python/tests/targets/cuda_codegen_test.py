@@ -14,7 +14,10 @@ import tvm
 from tvm import relax, te
 from tvm.script import relax as R
 
-from tvm_conformance.testing import parametrize_targets, requires_cuda
+from tvm_conformance.testing import compiles_for, parametrize_targets, requires_cuda
+
+# Codegen cases take no target but belong to the cuda variant (--config=cuda).
+pytestmark = compiles_for("cuda")
 
 # A fixed architecture: no "Unable to detect CUDA version" fallback, same code everywhere.
 CUDA = {"kind": "cuda", "arch": "sm_75"}

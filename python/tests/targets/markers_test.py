@@ -4,6 +4,9 @@ import pytest
 
 import tvm_conformance.testing
 
+# The inner sessions run through pytest's own pytester plugin (off by default).
+pytest_plugins = ["pytester"]
+
 GPU_AND_CPU = """
 def test_a(target):
     pass

@@ -1,5 +1,8 @@
 """parametrize_targets, exclude_targets, known_failing_targets and upstream's own pattern."""
 
+# The inner sessions run through pytest's own pytester plugin (off by default).
+pytest_plugins = ["pytester"]
+
 
 def test_explicit_list_runs_each_target_as_its_own_test(run_inner) -> None:
     result = run_inner(
@@ -10,11 +13,40 @@ def test_explicit_list_runs_each_target_as_its_own_test(run_inner) -> None:
         def test_a(target, dev):
             assert dev.exist
         """,
-        targets="c",
+        targets="llvm;metal",
     )
     result.assert_outcomes(passed=1, skipped=1)
     result.stdout.fnmatch_lines(
         ["*test_a[[]llvm[]] PASSED*", "*test_a[[]metal[]] SKIPPED (target 'metal' cannot run*"]
+    )
+
+
+def test_explicit_list_runs_only_targets_in_force(run_inner) -> None:
+    result = run_inner(
+        """
+        import pytest
+        from tvm_conformance.testing import parametrize_targets
+
+        @parametrize_targets("llvm", "cuda")
+        def test_listed(target):
+            assert target == "llvm"
+
+        @pytest.mark.parametrize("target", ["llvm", "cuda"])
+        def test_upstream(target):
+            assert target == "llvm"
+        """,
+        targets="llvm",
+    )
+    result.assert_outcomes(passed=2, skipped=2)
+    result.stdout.fnmatch_lines(
+        [
+            "*test_listed[[]llvm[]] PASSED*",
+            "*test_listed[[]cuda[]] SKIPPED*",
+            "*test_upstream[[]llvm[]] PASSED*",
+            "*test_upstream[[]cuda[]] SKIPPED*",
+            "SKIPPED [[]1[]] *: cuda tests disabled by TVM_TEST_TARGETS environment variable",
+            "SKIPPED [[]1[]] *: cuda tests disabled by TVM_TEST_TARGETS environment variable",
+        ]
     )
 
 

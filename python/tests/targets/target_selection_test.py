@@ -5,6 +5,9 @@ import tvm.testing
 
 from tvm_conformance.testing import enabled_targets
 
+# The inner sessions run through pytest's own pytester plugin (off by default).
+pytest_plugins = ["pytester"]
+
 IMPLICIT = """
 def test_uses_target(target):
     assert isinstance(target, str)

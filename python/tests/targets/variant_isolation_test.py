@@ -1,0 +1,101 @@
+"""Bazel variants hold only their own target's cases (--tvm-variant), seed 002's lane rule."""
+
+import xml.etree.ElementTree as ET
+from pathlib import Path
+
+import pytest
+
+# The inner sessions run through pytest's own pytester plugin (off by default).
+pytest_plugins = ["pytester"]
+
+MIXED = """
+import pytest
+from tvm_conformance.testing import compiles_for, parametrize_targets, requires_llvm
+
+@parametrize_targets("llvm", "cuda")
+def test_listed(target):
+    pass
+
+@pytest.mark.parametrize("target", ["llvm", "cuda"])
+def test_upstream(target):
+    pass
+
+@pytest.mark.parametrize("exec_mode", ["bytecode", "compiled"])
+def test_modes(target, exec_mode):
+    pass
+
+@requires_llvm
+def test_needs_llvm():
+    pass
+
+@compiles_for("cuda")
+def test_cuda_codegen():
+    pass
+
+def test_neither():
+    pass
+"""
+
+
+def cases(xml_path: Path) -> dict[str, dict[str, str]]:
+    """JUnit case name -> its properties."""
+    out = {}
+    for case in ET.parse(xml_path).getroot().iter("testcase"):
+        props = {p.get("name"): p.get("value") for p in case.iter("property")}
+        out[case.get("name")] = props
+    return out
+
+
+def test_target_variant_keeps_only_its_target_cases(run_inner, tmp_path: Path) -> None:
+    xml = tmp_path / "llvm.xml"
+    result = run_inner(MIXED, "--tvm-variant=llvm", f"--junitxml={xml}", targets="llvm")
+    result.assert_outcomes(passed=5, deselected=4)
+    found = cases(xml)
+    assert sorted(found) == [
+        "test_listed[llvm]",
+        "test_modes[llvm-bytecode]",
+        "test_modes[llvm-compiled]",
+        "test_needs_llvm",
+        "test_upstream[llvm]",
+    ]
+    assert {props["tvm_target"] for props in found.values()} == {"llvm"}
+    assert found["test_modes[llvm-compiled]"]["exec_mode"] == "compiled"
+
+
+def test_cuda_variant_holds_no_llvm_case(run_inner, tmp_path: Path) -> None:
+    xml = tmp_path / "cuda.xml"
+    result = run_inner(
+        MIXED, "--tvm-variant=cuda", "--tvm-target-fallback=none", f"--junitxml={xml}",
+        targets="cuda",
+    )
+    found = cases(xml)
+    assert sorted(found) == [
+        "test_cuda_codegen",
+        "test_listed[cuda]",
+        "test_modes[cuda-bytecode]",
+        "test_modes[cuda-compiled]",
+        "test_upstream[cuda]",
+    ]
+    assert {props["tvm_target"] for props in found.values()} == {"cuda"}
+    # The codegen case needs no device; the others skip without one, naming cuda.
+    result.assert_outcomes(passed=1, skipped=4, deselected=4)
+
+
+def test_independent_variant_keeps_only_untargeted_cases(run_inner, tmp_path: Path) -> None:
+    xml = tmp_path / "independent.xml"
+    result = run_inner(MIXED, "--tvm-variant=independent", f"--junitxml={xml}", targets="llvm")
+    result.assert_outcomes(passed=1, deselected=8)
+    found = cases(xml)
+    assert list(found) == ["test_neither"]
+    assert "tvm_target" not in found["test_neither"]
+
+
+def test_untargeted_cases_without_an_independent_variant_are_a_usage_error(run_inner) -> None:
+    result = run_inner(
+        MIXED, "--tvm-variant=llvm", "--tvm-independent-cases=error", targets="llvm"
+    )
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines(
+        ["*1 case(s) take no target and would run in no Bazel variant (*test_neither*"
+         "set target_independent = True*"]
+    )
