@@ -55,8 +55,8 @@ _MARKERS = (
     "targets (tvm_conformance.testing.known_failing_targets)",
     f"{_testing.REQUIRES_MARK}(kind): skip unless the runtime can run here "
     "(tvm_conformance.testing.requires_<kind>)",
-    f"{_testing.COMPILES_FOR_MARK}(kind): compiles for kind without running on it; runs in "
-    "kind's Bazel variant (tvm_conformance.testing.compiles_for)",
+    f"{_testing.LANE_MARK}(target): the case takes no target but belongs to target's Bazel "
+    "variant (tvm_conformance.testing.compiles_for; a case whose every target is excluded)",
     "tvm_deviation_not_applicable(id): a listed deviation that the installed TVM does not "
     "show; the test must pass (tvm_conformance.deviations.xfail)",
 )
@@ -227,9 +227,11 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
     if chosen and not kept:
         names = ", ".join(t.id for t in chosen)
         reason = f"exclude_targets removes every target in force ({names})"
+        # The skip belongs to the excluded targets' variant, not the target-independent one.
+        lane = getattr(pytest.mark, _testing.LANE_MARK)(chosen[0].id)
         metafunc.parametrize(
             "target",
-            [pytest.param(None, marks=pytest.mark.skip(reason=reason))],
+            [pytest.param(None, marks=[pytest.mark.skip(reason=reason), lane])],
             ids=["no-target"],
             indirect=True,
         )
@@ -252,7 +254,7 @@ def _item_target(item: pytest.Item) -> _targets.TargetInfo | None:
 def _lane_target(item: pytest.Item) -> str | None:
     """The target whose variant runs ``item``: its ``target`` parameter, else the runtime
     of a ``requires_<runtime>`` mark (``requires_gpu``: ``cuda``), else the kind of a
-    ``compiles_for`` mark, else None (independent).
+    ``tvm_lane`` mark (``compiles_for``, every target excluded), else None (independent).
     """
     target = _item_target(item)
     if target is not None:
@@ -261,7 +263,7 @@ def _lane_target(item: pytest.Item) -> str | None:
     if mark is not None:
         kind = str(mark.args[0])
         return "cuda" if kind == "gpu" else kind
-    mark = item.get_closest_marker(_testing.COMPILES_FOR_MARK)
+    mark = item.get_closest_marker(_testing.LANE_MARK)
     return str(mark.args[0]) if mark is not None else None
 
 

@@ -4,6 +4,8 @@ Vector add through TE and a small Relax model, checked against numpy on every ta
 TVM_TEST_TARGETS (the Bazel variant sets it), each target its own test id.
 """
 
+import re
+
 import numpy as np
 import pytest
 import tvm
@@ -71,7 +73,12 @@ def test_host_only_numpy_round_trip(target: str, dev: tvm.runtime.Device) -> Non
 
 @requires_llvm
 def test_llvm_codegen_emits_named_function() -> None:
-    assert "define" in vector_add("llvm").mod.inspect_source("ll")
+    source = vector_add("llvm").mod.inspect_source("ll")
+    # The exported entry point of `add`, and the compute body adding floats from A and B.
+    assert re.search(r"^define .* @__tvm_ffi_add\(", source, re.M)
+    compute = r"^define .* @add_compute_\(ptr .*%A, ptr .*%B, ptr .*%C\)"
+    assert re.search(compute, source, re.M), "no add_compute_(A, B, C) function in the LLVM IR"
+    assert re.search(r"\bfadd\b.*float", source), "the compute body adds no floats"
 
 
 @pytest.mark.parametrize("dtype", ["float32", "int32"])

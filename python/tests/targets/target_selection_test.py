@@ -3,6 +3,7 @@
 import pytest
 import tvm.testing
 
+from tvm_conformance.targets import canonical_entry, from_environment
 from tvm_conformance.testing import enabled_targets
 
 # The inner sessions run through pytest's own pytester plugin (off by default).
@@ -107,3 +108,24 @@ def test_enabled_targets_pairs_runnable_targets_with_devices(monkeypatch) -> Non
     pairs = enabled_targets()
     assert [target for target, _ in pairs] == ["llvm", "c"]
     assert [str(dev) for _, dev in pairs] == ["cpu:0", "cpu:0"]
+
+
+@pytest.mark.parametrize(
+    "listed",
+    ["llvm", "llvm;cuda", "cuda;metal", 'llvm;{"kind": "opencl", "device": "mali"}', ""],
+    ids=["llvm", "llvm+cuda", "none-runnable", "json-entry", "unset"],
+)
+def test_enabled_targets_agree_with_tvm_testing(monkeypatch, listed: str) -> None:
+    """The kit's selection and TVM 0.27's own tvm.testing answer the same.
+
+    (tvm.testing.enabled_targets raises for the "c" target, whose runtime tvm.runtime.enabled
+    does not know; the kit treats it as a CPU target, which is why it keeps its own probe
+    wrapper.)
+    """
+    monkeypatch.setenv("TVM_TEST_TARGETS", listed)
+    ours = [(canonical_entry(t), str(dev)) for t, dev in enabled_targets()]
+    theirs = [(canonical_entry(t), str(dev)) for t, dev in tvm.testing.enabled_targets()]
+    assert ours == theirs
+    runnable_kinds = {t.kind for t in from_environment().runnable}
+    for kind in ("llvm", "cuda", "metal", "opencl", "vulkan", "rocm"):
+        assert tvm.testing.device_enabled(kind) == (kind in runnable_kinds), kind
