@@ -33,6 +33,8 @@ from dataclasses import dataclass, field
 
 import results
 
+# Bazel test statuses that fail a target.
+_FAILED_STATUSES = ("FAILED", "TIMEOUT", "INCOMPLETE", "REMOTE_FAILURE", "FAILED_TO_BUILD")
 # Bazel stores shards and runs of one target below its directory.
 _SHARD_DIR = re.compile(r"^(shard_\d+_of_\d+|run_\d+_of_\d+|attempt_\d+)$")
 
@@ -158,7 +160,13 @@ def summarise_run(run: results.Run, patterns: list[str]) -> Counts:
         for error in target.errors:
             counts.failed += 1
             print(f"skip_report: {error}", file=sys.stderr)
+        failed_before = counts.failed
         add_cases(counts, target.cases, label)
+        if target.status in _FAILED_STATUSES and counts.failed == failed_before:
+            # A usage error, a crash or a timeout leaves no failed case behind: the target
+            # itself counts as one, so the closing line never says 0 failed.
+            counts.failed += 1
+            print(f"skip_report: {label} {target.status} with no failed case", file=sys.stderr)
     return counts
 
 

@@ -5,6 +5,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import fake_runs
+
 # Beside this test (in runfiles under Bazel, by the :skip_report dep).
 SCRIPT = Path(__file__).with_name("skip_report.py")
 
@@ -153,3 +155,14 @@ def test_build_event_file_limits_report_to_that_invocation(tmp_path: Path) -> No
     result = run("--bep", bep, "--testlogs", tmp_path / "testlogs")
     assert "in //pkg:now_test (1)" in result.stdout
     assert result.stdout.splitlines()[-1] == "1 passed, 2 failed, 2 skipped"
+
+
+def test_failed_target_without_a_failed_case_counts_as_failed(tmp_path: Path) -> None:
+    """A usage error (pytest exit 4) leaves an XML without cases; the summary still fails."""
+    empty = '<?xml version="1.0"?><testsuites><testsuite name="pytest"/></testsuites>'
+    bep = fake_runs.write_bep(
+        tmp_path, {"//pkg:usage_error_test": empty}, statuses={"//pkg:usage_error_test": "FAILED"}
+    )
+    result = run("--bep", bep)
+    assert result.stdout.splitlines()[-1] == "0 passed, 1 failed, 0 skipped"
+    assert "//pkg:usage_error_test FAILED with no failed case" in result.stderr
