@@ -73,8 +73,76 @@ class Deviation:
 # The registry. Keep entries grouped by area; each area's block is appended to independently.
 DEVIATIONS: tuple[Deviation, ...] = (
     # --- ffi ---------------------------------------------------------------------------------
+    Deviation(
+        id="ffi-keyerror-args",
+        area="ffi",
+        expected="A Python KeyError('k') raised in a callback and caught after crossing C++ "
+        "keeps its args: ('k',), as every other builtin exception does (seed 001).",
+        actual="The args come back re-quoted: the error crosses as str(KeyError('k')), so "
+        "Python sees KeyError(\"'k'\") (TVM 0.27 / tvm-ffi 0.1.14).",
+        raises="builtins.AssertionError",
+        tests=("//python/tests/ffi:error_test :: test_python_key_error_through_cpp_keeps_args",),
+    ),
+    Deviation(
+        id="ffi-unregistered-error-class-lost",
+        area="ffi",
+        expected="A custom Python exception class raised in a callback arrives as that class "
+        "after crossing C++ or the Relax VM, as builtin classes do (seeds 000, 001).",
+        actual="tvm_ffi carries errors by kind name; a class not registered with "
+        "tvm_ffi.register_error arrives as RuntimeError (message kept), even when it "
+        "subclasses ValueError (TVM 0.27 / tvm-ffi 0.1.14).",
+        raises="builtins.RuntimeError",
+        tests=(
+            "//python/tests/ffi:error_test :: "
+            "test_python_unregistered_subclass_through_cpp_keeps_class",
+            "//python/tests/relax:vm_callback_error_test_llvm :: "
+            "test_unregistered_custom_exception_keeps_its_class[llvm-UnregisteredError-bytecode]",
+        ),
+    ),
     # --- relax -------------------------------------------------------------------------------
+    Deviation(
+        id="relax-callback-locals-lost",
+        area="relax",
+        expected="The innermost traceback frame of an error raised in a Python callback that "
+        "the VM called keeps the callback's locals (seed 000: debug from the traceback).",
+        actual="tvm_ffi rebuilds that frame: file, function and line are right, f_locals lacks "
+        "the callback's variables (TVM 0.27 / tvm-ffi 0.1.14).",
+        raises="builtins.AssertionError",
+        tests=(
+            "//python/tests/relax:vm_callback_error_test_llvm :: "
+            "test_innermost_traceback_frame_keeps_callback_locals[llvm-bytecode]",
+        ),
+    ),
+    Deviation(
+        id="relax-callback-return-unchecked",
+        area="relax",
+        expected="A callback declared to return R.Tensor([4], 'float32') that returns an int, a "
+        "str, None or a tensor of another shape is rejected by the VM with an error.",
+        actual="No check is inserted on callback results: the VM hands back the Python value "
+        "(or the wrong-shaped tensor) as the function's result; only a kernel that consumes it "
+        "fails (TVM 0.27).",
+        raises="_pytest.outcomes.Failed",
+        tests=(
+            "//python/tests/relax:vm_callback_test_llvm :: "
+            "test_callback_wrong_return_type_is_rejected[llvm-int-bytecode]",
+            "//python/tests/relax:vm_callback_test_llvm :: "
+            "test_callback_wrong_shape_is_rejected[llvm-compiled]",
+        ),
+    ),
     # --- frontend ----------------------------------------------------------------------------
+    Deviation(
+        id="frontend-fx-batchnorm-batch-stats",
+        area="frontend",
+        expected="An eval-mode BatchNorm2d imported with from_fx normalizes by its running "
+        "statistics, as PyTorch does (seed 003: outputs match PyTorch).",
+        actual="from_fx emits relax.nn.batch_norm with training=True: the output is "
+        "normalized by batch statistics and differs from PyTorch (TVM 0.27).",
+        raises="builtins.AssertionError",
+        tests=(
+            "//python/tests/frontend:normalization_test_llvm :: "
+            "test_batch_norm_uses_running_stats[llvm-fx]",
+        ),
+    ),
     # --- lanes (version-specific) ------------------------------------------------------------
     # --- robustness (crashers, exception fidelity) --------------------------------------------
     # --- deployment --------------------------------------------------------------------------

@@ -4,6 +4,7 @@ import pytest
 import torch
 import tvm
 
+from tvm_conformance import deviations
 from tvm_conformance.model_import import verify_model
 
 
@@ -51,17 +52,7 @@ def test_layer_norm_matches_pytorch(frontend: str, target: str, dev: tvm.runtime
     "frontend",
     [
         "exported_program",
-        pytest.param(
-            "fx",
-            marks=pytest.mark.xfail(
-                strict=True,
-                raises=AssertionError,
-                reason=(
-                    "eval-mode BatchNorm2d normalizes by batch statistics, not running ones "
-                    "(TVM 0.27 from_fx emits relax.nn.batch_norm with training=True)"
-                ),
-            ),
-        ),
+        pytest.param("fx", marks=deviations.xfail("frontend-fx-batchnorm-batch-stats")),
     ],
 )
 def test_batch_norm_uses_running_stats(frontend: str, target: str, dev: tvm.runtime.Device) -> None:
