@@ -1,40 +1,57 @@
 """Find workspace files at test time, under Bazel and under plain pytest.
 
-Under `bazel test`, data files sit in the runfiles tree: $TEST_SRCDIR/$TEST_WORKSPACE/<path>
-(the workspace name comes from Bazel, never from this code). Under plain pytest from a
-checkout, a source file is found in the repo and a built one in `bazel-bin/`.
+Under Bazel (``TEST_SRCDIR`` or a runfiles manifest in the environment) a file is looked up in
+the test's runfiles only, with rules_python's runfiles library (``bazel-runfiles``), as
+``$TEST_WORKSPACE/<path>``: the workspace name comes from Bazel, never from this code. A file
+that the test's ``data`` does not declare is an error naming it, even if it exists in the
+source tree or ``bazel-bin``: declared data is the only data. Under plain pytest from a
+checkout, a source file is found in the repo and a built one in ``bazel-bin/``.
 """
+
+from __future__ import annotations
 
 import os
 from pathlib import Path
 
 _REPO_ROOT = Path(__file__).resolve().parents[2]
+_BAZEL_ENV = ("TEST_SRCDIR", "RUNFILES_DIR", "RUNFILES_MANIFEST_FILE")
 
 
-def _runfiles_roots() -> list[Path]:
-    roots = []
-    srcdir = os.environ.get("TEST_SRCDIR") or os.environ.get("RUNFILES_DIR")
-    workspace = os.environ.get("TEST_WORKSPACE")
-    if srcdir and workspace:
-        roots.append(Path(srcdir) / workspace)
-    return roots
+def under_bazel() -> bool:
+    """True when Bazel runs this process with a runfiles tree or manifest."""
+    return any(os.environ.get(name) for name in _BAZEL_ENV)
+
+
+def _bazel_rlocation(path: str) -> str:
+    from runfiles import runfiles  # bazel-runfiles, in the pinned venv
+
+    workspace = os.environ.get("TEST_WORKSPACE", "")
+    resolver = runfiles.Create()
+    found = resolver.Rlocation(f"{workspace}/{path}") if resolver and workspace else None
+    if found and os.path.exists(found):
+        return found
+    where = found or f"TEST_SRCDIR={os.environ.get('TEST_SRCDIR', '')!r}"
+    raise FileNotFoundError(
+        f"{path} not found in this test's runfiles ({where}); list the target that makes it "
+        "in the test's `data` (BUILD file): under Bazel only declared data is visible"
+    )
 
 
 def rlocation(path: str) -> str:
     """Return the absolute path of workspace-relative `path` (e.g. "cpp/ext/libhello.so").
 
-    Raises FileNotFoundError naming every place looked at, with a hint for plain pytest runs.
+    Raises FileNotFoundError naming the path and where it was looked for.
     """
     if os.path.isabs(path):
         raise ValueError(f"rlocation takes a workspace-relative path, got {path!r}")
-    candidates = [root / path for root in _runfiles_roots()]
-    candidates += [_REPO_ROOT / path, _REPO_ROOT / "bazel-bin" / path]
+    if under_bazel():
+        return _bazel_rlocation(path)
+    candidates = [_REPO_ROOT / path, _REPO_ROOT / "bazel-bin" / path]
     for candidate in candidates:
         if candidate.exists():
             return str(candidate)
     looked = "\n  ".join(str(c) for c in candidates)
     raise FileNotFoundError(
         f"{path} not found; looked in:\n  {looked}\n"
-        "Under Bazel, list it in the test's `data`; under plain pytest, build it first "
-        "(./bazelw build //...)."
+        "Under plain pytest, build it first (./bazelw build //...)."
     )

@@ -196,7 +196,9 @@ def tvm_py_test(
         size = size,
         **kwargs
     )
-    data = data + [_PYTEST_CONFIG]
+    # A package's conftest.py (shared fixtures) goes with every test of the package, as pytest
+    # finds it beside the test files in runfiles.
+    data = data + [_PYTEST_CONFIG] + native.glob(["conftest.py"])
     if targets == None:
         if target_independent:
             fail("%s: target_independent needs `targets`" % name)

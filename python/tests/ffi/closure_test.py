@@ -1,20 +1,14 @@
 """Closures across the FFI: functions returning functions, state kept between calls."""
 
-from collections.abc import Iterator
 
 import pytest
 import tvm
 import tvm_ffi
 
-from tvm_conformance.extensions import load_extension
 
 
-@pytest.fixture(scope="module", autouse=True)
-def extensions() -> Iterator[None]:
-    """Load the C++ fixtures; keep the modules alive while this file's tests run."""
-    modules = [load_extension("ffi_testing")]
-    yield
-    del modules
+# C++ extensions loaded for this module by conftest.py.
+EXTENSIONS = ("ffi_testing",)
 
 
 def test_python_closure_returned_through_ffi() -> None:

@@ -1,22 +1,16 @@
 """Errors across the FFI in every direction: kind and message kept, custom kinds, nesting."""
 
 import traceback
-from collections.abc import Iterator
 
 import pytest
 import tvm
 import tvm_ffi
 
 from tvm_conformance import deviations
-from tvm_conformance.extensions import load_extension
 
 
-@pytest.fixture(scope="module", autouse=True)
-def extensions() -> Iterator[None]:
-    """Load the C++ fixtures; keep the modules alive while this file's tests run."""
-    modules = [load_extension("ffi_testing")]
-    yield
-    del modules
+# C++ extensions loaded for this module by conftest.py.
+EXTENSIONS = ("ffi_testing",)
 
 
 @tvm_ffi.register_error("ConformanceRegisteredError")

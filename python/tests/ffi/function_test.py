@@ -1,20 +1,14 @@
 """Global functions across the FFI: registered in Python or C++, called from the other side."""
 
-from collections.abc import Iterator
 
 import pytest
 import tvm
 import tvm_ffi
 
-from tvm_conformance.extensions import load_extension
 
 
-@pytest.fixture(scope="module", autouse=True)
-def extensions() -> Iterator[None]:
-    """Load the C++ fixtures; keep the modules alive while this file's tests run."""
-    modules = [load_extension("hello"), load_extension("ffi_testing")]
-    yield
-    del modules
+# C++ extensions loaded for this module by conftest.py.
+EXTENSIONS = ("hello", "ffi_testing")
 
 
 TARGS = (10, 10.0, "hello")

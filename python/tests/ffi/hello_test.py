@@ -3,12 +3,10 @@
 import pytest
 import tvm
 
-from tvm_conformance.extensions import load_extension
 
 
-@pytest.fixture(scope="module", autouse=True)
-def hello_extension() -> None:
-    load_extension("hello")
+# C++ extensions loaded for this module by conftest.py.
+EXTENSIONS = ("hello",)
 
 
 def test_myadd_adds_two_ints() -> None:

@@ -1,6 +1,5 @@
 """Tensors across the FFI: TensorView written in place, DLPack with numpy and torch, bad input."""
 
-from collections.abc import Iterator
 
 import numpy as np
 import pytest
@@ -10,15 +9,10 @@ import tvm.testing
 from tvm import te
 from tvm.contrib.dlpack import to_pytorch_func
 
-from tvm_conformance.extensions import load_extension
 
 
-@pytest.fixture(scope="module", autouse=True)
-def extensions() -> Iterator[None]:
-    """Load the C++ fixtures; keep the modules alive while this file's tests run."""
-    modules = [load_extension("ffi_testing")]
-    yield
-    del modules
+# C++ extensions loaded for this module by conftest.py.
+EXTENSIONS = ("ffi_testing",)
 
 
 def test_torch_tensor_written_in_place_by_cpp_tensorview() -> None:

@@ -17,8 +17,8 @@ from tvm.script import ir as I
 from tvm.script import relax as R
 
 from tvm_conformance import deviations
+from tvm_conformance.relax_vm import EXEC_MODES, build_vm
 
-EXEC_MODES = ["bytecode", "compiled"]
 
 
 @I.ir_module
@@ -50,8 +50,7 @@ class RegisteredError(Exception):
 
 
 def _vm(target: str, dev: tvm.runtime.Device, exec_mode: str) -> relax.VirtualMachine:
-    ex = relax.build(RaisingModule, target=target, exec_mode=exec_mode)
-    return relax.VirtualMachine(ex, dev)
+    return build_vm(RaisingModule, target, dev, exec_mode)
 
 
 def _innermost_frame(err: BaseException) -> types.TracebackType:

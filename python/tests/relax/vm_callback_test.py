@@ -12,8 +12,8 @@ from tvm.script import ir as I
 from tvm.script import relax as R
 
 from tvm_conformance import deviations
+from tvm_conformance.relax_vm import EXEC_MODES, build_vm
 
-EXEC_MODES = ["bytecode", "compiled"]
 
 
 @I.ir_module
@@ -72,8 +72,7 @@ class CallbackModule:
 
 
 def _vm(target: str, dev: tvm.runtime.Device, exec_mode: str) -> relax.VirtualMachine:
-    ex = relax.build(CallbackModule, target=target, exec_mode=exec_mode)
-    return relax.VirtualMachine(ex, dev)
+    return build_vm(CallbackModule, target, dev, exec_mode)
 
 
 @pytest.mark.parametrize("exec_mode", EXEC_MODES)

@@ -11,7 +11,8 @@ from tvm import relax
 from tvm.script import ir as I
 from tvm.script import relax as R
 
-EXEC_MODES = ["bytecode", "compiled"]
+from tvm_conformance.relax_vm import EXEC_MODES, build_vm
+
 
 
 @I.ir_module
@@ -25,8 +26,7 @@ class StatefulModule:
 
 
 def _vm(target: str, dev: tvm.runtime.Device, exec_mode: str) -> relax.VirtualMachine:
-    ex = relax.build(StatefulModule, target=target, exec_mode=exec_mode)
-    return relax.VirtualMachine(ex, dev)
+    return build_vm(StatefulModule, target, dev, exec_mode)
 
 
 @pytest.mark.parametrize("exec_mode", EXEC_MODES)

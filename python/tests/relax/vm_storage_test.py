@@ -8,12 +8,12 @@ against numpy. TIR is TVM 0.27 s_tir (`T.sblock`), so GPU targets get a default 
 import numpy as np
 import pytest
 import tvm
-from tvm import relax
 from tvm.script import ir as I
 from tvm.script import relax as R
 from tvm.script import tirx as T
 
-EXEC_MODES = ["bytecode", "compiled"]
+from tvm_conformance.relax_vm import EXEC_MODES, build_vm
+
 
 
 def _scoped_add_module(storage_scope: str) -> tvm.IRModule:
@@ -100,12 +100,7 @@ def _run_stateful(
     memory_cfg: str | None,
     *inputs: np.ndarray,
 ) -> object:
-    with tvm.transform.PassContext(opt_level=3):
-        ex = relax.build(mod, target=target, exec_mode=exec_mode)
-    if memory_cfg is None:
-        vm = relax.VirtualMachine(ex, dev)
-    else:
-        vm = relax.VirtualMachine(ex, dev, memory_cfg=memory_cfg)
+    vm = build_vm(mod, target, dev, exec_mode, memory_cfg=memory_cfg, opt_level=3)
     vm.set_input("main", *[tvm.runtime.tensor(x, dev) for x in inputs])
     vm.invoke_stateful("main")
     return vm.get_outputs("main")
