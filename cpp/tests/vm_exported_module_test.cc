@@ -49,13 +49,13 @@ ffi::Function LoadMain(int allocator) {
       ffi::Module::LoadFromFile(tvm_conformance::testing::Rlocation(kArtefact));
   ffi::Optional<ffi::Function> load =
       library->GetFunction("vm_load_executable");
-  EXPECT_TRUE(load.has_value());
+  ASSERT_TRUE(load.has_value());
   ffi::Module vm = (*load)().cast<ffi::Module>();
   ffi::Optional<ffi::Function> init = vm->GetFunction("vm_initialization");
-  EXPECT_TRUE(init.has_value());
+  ASSERT_TRUE(init.has_value());
   (*init)(static_cast<int>(kDLCPU), 0, allocator);
   ffi::Optional<ffi::Function> main_fn = vm->GetFunction("main");
-  EXPECT_TRUE(main_fn.has_value());
+  ASSERT_TRUE(main_fn.has_value());
   return *main_fn;
 }
 

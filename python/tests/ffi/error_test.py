@@ -46,7 +46,7 @@ def test_cpp_std_exception_arrives_as_runtime_error() -> None:
 
 def test_cpp_custom_kind_without_registration_arrives_as_runtime_error() -> None:
     # No Python class is registered for this kind (the next test registers another one).
-    with pytest.raises(RuntimeError) as info:
+    with pytest.raises(RuntimeError, match=r"^custom kind$") as info:
         tvm.get_global_func("testing.throw_error")("ConformanceUnregisteredError", "custom kind")
     assert type(info.value) is RuntimeError
     assert str(info.value) == "custom kind"

@@ -88,7 +88,7 @@ def test_innermost_traceback_frame_is_the_callback(
         raise_line.append(inspect.currentframe().f_lineno + 1)
         raise RuntimeError("Error thrown from callback")
 
-    with pytest.raises(RuntimeError) as info:
+    with pytest.raises(RuntimeError, match=r"^Error thrown from callback$") as info:
         vm["call_callback"](raising)
 
     tb = _innermost_frame(info.value)
@@ -108,7 +108,7 @@ def test_innermost_traceback_frame_keeps_callback_locals(
         local_var = 42  # noqa: F841 (read back from the traceback frame)
         raise RuntimeError("Error thrown from callback")
 
-    with pytest.raises(RuntimeError) as info:
+    with pytest.raises(RuntimeError, match=r"^Error thrown from callback$") as info:
         vm["call_callback"](raising)
 
     assert _innermost_frame(info.value).tb_frame.f_locals.get("local_var") == 42

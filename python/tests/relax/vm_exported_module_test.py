@@ -75,8 +75,12 @@ def test_exported_module_rejects_wrong_arity(vm: relax.VirtualMachine) -> None:
 
 
 def test_exported_module_still_works_after_errors(vm: relax.VirtualMachine) -> None:
-    with pytest.raises(RuntimeError):
+    # A (2, 2) x where R.Tensor((2, 3)) is declared: the VM's match_cast rejects it.
+    with pytest.raises(
+        RuntimeError, match=r"param=x, annotation=R.Tensor\(\(2, 3\).*shape\[1\] mismatch"
+    ) as info:
         vm["main"](tvm.runtime.tensor(np.zeros((2, 2), dtype="float32")), tvm.runtime.tensor(_y()))
+    assert type(info.value) is RuntimeError
 
     out = vm["main"](tvm.runtime.tensor(_x()), tvm.runtime.tensor(_y()))
     np.testing.assert_array_equal(out.numpy(), [[1.0, 3.0, 2.0], [-2.0, 0.0, 12.0]])

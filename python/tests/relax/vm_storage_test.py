@@ -172,7 +172,7 @@ def test_offset_tensor_rejected_by_prim_func_requiring_zero_offset(
 @pytest.mark.parametrize("exec_mode", EXEC_MODES)
 @pytest.mark.parametrize("storage_scope", ["global.texture", "shared", "local"])
 def test_non_global_scope_on_cpu_fails(exec_mode: str, storage_scope: str) -> None:
-    # CPU-only by nature: no target fixture, the same check in every target variant.
+    # CPU-only by nature: no target fixture, so it runs once, in vm_storage_test_independent.
     with pytest.raises(tvm.error.InternalError) as info:
         _run_stateful(
             _scoped_add_module(storage_scope), "llvm", tvm.cpu(), exec_mode, "naive", _input()
