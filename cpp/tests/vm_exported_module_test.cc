@@ -9,6 +9,7 @@
 #include <tvm/ffi/function.h>
 
 #include <cstdlib>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -43,20 +44,23 @@ ffi::Tensor Float32(std::vector<int64_t> shape,
   return tensor;
 }
 
+// The module's function `name`. A missing one throws, which fails the calling test (gtest
+// catches it) before anything dereferences an empty Optional.
+ffi::Function RequireFunction(const ffi::Module& module, const std::string& name) {
+  ffi::Optional<ffi::Function> func = module->GetFunction(name);
+  if (!func.has_value()) {
+    throw std::runtime_error("the module has no function " + name);
+  }
+  return *func;
+}
+
 // vm_load_executable on the library, then vm_initialization for the CPU.
 ffi::Function LoadMain(int allocator) {
   ffi::Module library =
       ffi::Module::LoadFromFile(tvm_conformance::testing::Rlocation(kArtefact));
-  ffi::Optional<ffi::Function> load =
-      library->GetFunction("vm_load_executable");
-  ASSERT_TRUE(load.has_value());
-  ffi::Module vm = (*load)().cast<ffi::Module>();
-  ffi::Optional<ffi::Function> init = vm->GetFunction("vm_initialization");
-  ASSERT_TRUE(init.has_value());
-  (*init)(static_cast<int>(kDLCPU), 0, allocator);
-  ffi::Optional<ffi::Function> main_fn = vm->GetFunction("main");
-  ASSERT_TRUE(main_fn.has_value());
-  return *main_fn;
+  ffi::Module vm = RequireFunction(library, "vm_load_executable")().cast<ffi::Module>();
+  RequireFunction(vm, "vm_initialization")(static_cast<int>(kDLCPU), 0, allocator);
+  return RequireFunction(vm, "main");
 }
 
 ffi::Tensor X() {

@@ -144,6 +144,22 @@ DEVIATIONS: tuple[Deviation, ...] = (
         ),
     ),
     # --- lanes (version-specific) ------------------------------------------------------------
+    Deviation(
+        id="ffi-save-json-ir-node-segfault",
+        area="lanes",
+        kind="crash",
+        expected="tvm.ir.save_json / load_json round-trip IR nodes (a tirx expression, an "
+        "IRModule), as they do with the pinned tvm-ffi 0.1.14.post0 (seed 001).",
+        actual="With apache-tvm-ffi 0.1.15.post2 (and TVM 0.27.0.post1), save_json on any IR "
+        "node kills the process with SIGSEGV; the test runs it in a child process.",
+        raises="tvm_conformance.crash_isolation.ProcessCrashed",
+        tests=(
+            "//python/tests/ffi:serialization_test :: "
+            "test_ir_node_and_irmodule_json_round_trip_in_subprocess",
+        ),
+        lanes="tvm-ffi >= 0.1.15 (ffi_next)",
+        applies=lambda v: v.tvm_ffi >= (0, 1, 15),
+    ),
     # --- robustness (crashers, exception fidelity) --------------------------------------------
     # --- deployment --------------------------------------------------------------------------
 )

@@ -35,11 +35,6 @@ py_runtime_pair(
     py3_runtime = ":py3_runtime",
 )
 
-toolchain(
-    name = "py_toolchain",
-    toolchain = ":runtime_pair",
-    toolchain_type = "@bazel_tools//tools/python:toolchain_type",
-)
 
 # TVM-FFI: headers (tvm/ffi/..., dlpack/dlpack.h) and libtvm_ffi.so.
 cc_library(
@@ -61,4 +56,3 @@ cc_library(
     deps = [":tvm_ffi"],
 )
 
-exports_files(["venv/bin/python3"])

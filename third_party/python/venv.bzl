@@ -10,12 +10,20 @@ rules_python cannot be fetched offline, so this rule does the small part we need
     cc_library targets for tvm_ffi and tvm_runtime.
 
 Bazel re-runs the rule only when the lock file (a label attribute read through
-`rctx.path`) or this file changes, so the venv is re-created only then.
+`rctx.path`) or this file changes, so the venv is re-created only then, and on
+`bazel sync --configure` (the rule is `configure = True`): run that after changing the host
+python3, whose version the venv is tied to.
 """
 
 _SUPPORTED_PYTHON = ["3.10", "3.11", "3.12"]
 
-def _fail_setup(rctx, what, result, hint):
+# A user's own build: absolute paths of wheels installed in place of the pinned distribution.
+_USER_WHEEL_ENV = {
+    "apache-tvm-ffi": "TVM_CONFORMANCE_TVM_FFI_WHEEL",
+    "apache-tvm": "TVM_CONFORMANCE_TVM_WHEEL",
+}
+
+def _fail_setup(what, result, hint):
     fail("\n".join([
         "python_venv: %s (exit code %d)." % (what, result.return_code),
         result.stdout,
@@ -31,17 +39,32 @@ def _python_venv_impl(rctx):
 
     probe = rctx.execute([python, "-c", "import sys, venv, ensurepip; print('%d.%d' % sys.version_info[:2])"])
     if probe.return_code != 0:
-        _fail_setup(rctx, "%s cannot create virtual environments" % python, probe, "Debian: apt-get install python3-venv")
+        _fail_setup("%s cannot create virtual environments" % python, probe, "Debian: apt-get install python3-venv")
     version = probe.stdout.strip()
     if version not in _SUPPORTED_PYTHON:
         fail("python_venv: %s is Python %s; this kit supports Python %s (the pinned apache-tvm wheels). Put a supported python3 first on PATH." %
              (python, version, ", ".join(_SUPPORTED_PYTHON)))
 
     lock = rctx.path(rctx.attr.lock)
+    tool = rctx.path(rctx.attr._tool)
+    user_wheels = []  # (dist, path), tvm-ffi first: a TVM wheel is checked against it
+    for dist in ["apache-tvm-ffi", "apache-tvm"]:
+        wheel = rctx.os.environ.get(_USER_WHEEL_ENV[dist], "").strip()
+        if wheel:
+            if not wheel.startswith("/"):
+                fail("python_venv: %s=%s must be an absolute path (Bazel runs this rule elsewhere)" %
+                     (_USER_WHEEL_ENV[dist], wheel))
+            user_wheels.append((dist, wheel))
+    if user_wheels:
+        result = rctx.execute([python, tool, "drop", str(lock), "user.lock"] + [d for d, _ in user_wheels])
+        if result.return_code != 0:
+            _fail_setup("preparing the lock for the user's wheels failed", result, "")
+        lock = rctx.path("user.lock")
+
     rctx.report_progress("Creating the Python %s venv" % version)
     result = rctx.execute([python, "-m", "venv", "venv"])
     if result.return_code != 0:
-        _fail_setup(rctx, "`python3 -m venv` failed", result, "")
+        _fail_setup("`python3 -m venv` failed", result, "")
 
     rctx.report_progress("Installing %s (first time: a minute or two)" % rctx.attr.lock)
     result = rctx.execute(
@@ -65,16 +88,29 @@ def _python_venv_impl(rctx):
     )
     if result.return_code != 0:
         _fail_setup(
-            rctx,
             "pip could not install the lock file %s" % rctx.attr.lock,
             result,
             "Fix the lock (third_party/python/update_lock.sh) or the package index settings, then re-run.",
         )
 
+    for dist, wheel in user_wheels:
+        rctx.report_progress("Installing the user's %s wheel %s" % (dist, wheel))
+        result = rctx.execute(["venv/bin/python", tool, "install-wheel", dist, wheel], quiet = True)
+        if result.return_code != 0:
+            _fail_setup("the wheel %s=%s cannot be used" % (_USER_WHEEL_ENV[dist], wheel), result, "")
+
+    # What the report's lane header shows: lane, lock, versions, the user's wheels and sha256.
+    result = rctx.execute(
+        ["venv/bin/python", tool, "record", "venv/tvm_conformance_venv.json", rctx.attr.lane, str(rctx.attr.lock)] +
+        ["%s=%s" % (dist, wheel) for dist, wheel in user_wheels],
+    )
+    if result.return_code != 0:
+        _fail_setup("recording the venv failed", result, "")
+
     site_packages = "venv/lib/python%s/site-packages" % version
     result = rctx.execute([python, rctx.path(rctx.attr._scrub), "venv"])
     if result.return_code != 0:
-        _fail_setup(rctx, "scrubbing the venv failed", result, "")
+        _fail_setup("scrubbing the venv failed", result, "")
 
     rctx.template(
         "BUILD.bazel",
@@ -90,10 +126,16 @@ python_venv = repository_rule(
     implementation = _python_venv_impl,
     attrs = {
         "lock": attr.label(mandatory = True, allow_single_file = True, doc = "Hashed requirements lock."),
+        "lane": attr.string(default = "default", doc = "The lane's name (--config=<lane>), recorded in the venv."),
         "python": attr.string(default = "python3", doc = "Host interpreter looked up on PATH."),
         "timeout": attr.int(default = 1800, doc = "Seconds pip may take (torch is large)."),
         "_build_template": attr.label(default = "//third_party/python:BUILD.venv.tpl"),
         "_scrub": attr.label(default = "//third_party/python:scrub_venv.py"),
+        "_tool": attr.label(default = "//third_party/python:venv_tool.py"),
     },
+    # Host-dependent (the venv links the host's python3): `bazel sync --configure` re-runs it.
+    configure = True,
+    # A user's own wheels (README, "Lanes"): changing them re-creates the venv.
+    environ = _USER_WHEEL_ENV.values(),
     doc = "A virtualenv installed from a hashed lock file, with a toolchain and cc_library targets.",
 )

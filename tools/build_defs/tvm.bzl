@@ -19,8 +19,8 @@ TVM_DEFAULT_COPTS = [
     "-Wno-unused-parameter",
 ]
 
-_TVM_FFI = "@python_venv//:tvm_ffi"
-_TVM_RUNTIME = "@python_venv//:tvm_runtime"
+_TVM_FFI = "//third_party/python:tvm_ffi"
+_TVM_RUNTIME = "//third_party/python:tvm_runtime"
 _GTEST_MAIN = "@googletest//:gtest_main"
 _PYTEST_RUNNER = "//tools/testing:pytest_runner.py"
 _PYTEST_CONFIG = "//:pyproject.toml"

@@ -1,11 +1,12 @@
 """JSON round trips (`tvm.ir.save_json` / `load_json`) of containers, IR nodes and an IRModule."""
 
-import subprocess
-import sys
 import textwrap
 
 import tvm
 import tvm_ffi
+
+from tvm_conformance import deviations
+from tvm_conformance.crash_isolation import check_isolated
 
 
 def test_array_json_round_trip() -> None:
@@ -29,7 +30,8 @@ def test_map_json_round_trip() -> None:
 
 
 # save_json on IR nodes segfaults with apache-tvm-ffi 0.1.15.post2 (it works with the pinned
-# 0.1.14.post0), so this runs in a child process: a crash fails the test instead of the run.
+# 0.1.14.post0), so this runs in a child process: a crash fails the test instead of the run,
+# and in the lanes that have such a tvm-ffi it is the listed deviation.
 _IR_ROUND_TRIP = textwrap.dedent(
     """
     import tvm
@@ -54,9 +56,7 @@ _IR_ROUND_TRIP = textwrap.dedent(
 )
 
 
+@deviations.xfail("ffi-save-json-ir-node-segfault")
 def test_ir_node_and_irmodule_json_round_trip_in_subprocess() -> None:
-    proc = subprocess.run(
-        [sys.executable, "-c", _IR_ROUND_TRIP], capture_output=True, text=True, timeout=300
-    )
-    assert proc.returncode == 0, f"rc={proc.returncode}\n{proc.stdout}\n{proc.stderr}"
-    assert "IR_ROUND_TRIP_OK" in proc.stdout
+    outcome = check_isolated(_IR_ROUND_TRIP)
+    assert "IR_ROUND_TRIP_OK" in outcome.stdout

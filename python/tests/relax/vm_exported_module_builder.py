@@ -27,14 +27,10 @@ class ExportedModel:
 def build(output: str) -> None:
     """Compile ExportedModel for llvm and export it to `output` (a .so path)."""
     executable = tvm.compile(ExportedModel, target="llvm")
-    # export_library compiles and links in a scratch directory; keep it private to this
+    # export_library compiles and links in a workspace directory; give it one private to this
     # action and gone afterwards, so the only file left behind is `output`.
     with tempfile.TemporaryDirectory() as scratch:
-        tempfile.tempdir = scratch
-        try:
-            executable.export_library(output)
-        finally:
-            tempfile.tempdir = None
+        executable.export_library(output, workspace_dir=scratch)
 
 
 def main() -> None:
