@@ -14,7 +14,8 @@
 # With GPU keying present (third_party/gpu, TVM_CONFORMANCE_GPU), step 5 checks that a cuda
 # variant's result recorded with TVM_CONFORMANCE_GPU=0 is not served to a clone that has
 # TVM_CONFORMANCE_GPU=1: the test must run again (set CHECK_GPU_TARGET to choose it).
-# The server and both Bazel servers it started are stopped on exit, also on failure.
+# The server and both Bazel servers it started are stopped on exit, also on failure; the
+# logs are copied to CHECK_KEEP_LOGS (a directory) when it is set.
 # Network: 127.0.0.1 only; every Bazel call has a time bound (CHECK_TIMEOUT_S, default 1800).
 set -euo pipefail
 
@@ -37,6 +38,9 @@ cleanup() {
   if [[ -n "$server_pid" ]] && kill -0 "$server_pid" 2>/dev/null; then
     kill "$server_pid" 2>/dev/null || true
     wait "$server_pid" 2>/dev/null || true
+  fi
+  if [[ -n "${CHECK_KEEP_LOGS:-}" ]]; then
+    mkdir -p "$CHECK_KEEP_LOGS" && cp "$work"/*.log "$CHECK_KEEP_LOGS"/ 2>/dev/null || true
   fi
   rm -rf "$work"
   exit "$status"
@@ -70,7 +74,8 @@ run_bazel() {  # run_bazel CLONE LOG ARGS...
   local clone=$1 log=$2
   shift 2
   (cd "$work/$clone" && timeout "$timeout_s" ./bazelw --output_base="$work/ob_$clone" "$@" \
-    --disk_cache= --remote_cache="$endpoint" --remote_timeout=60) 2>&1 | tee "$log" | tail -3
+    --disk_cache= --remote_cache="$endpoint" --remote_timeout=60) 2>&1 | tee "$log" |
+    grep -E '^//|^INFO: [0-9]+ processes|^Test cases|^Executed'
   return "${PIPESTATUS[0]}"
 }
 
