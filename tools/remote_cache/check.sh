@@ -13,7 +13,8 @@
 #      ran any action that A had pushed (a cache key that depends on the clone's path).
 # With GPU keying present (third_party/gpu, TVM_CONFORMANCE_GPU), step 5 checks that a cuda
 # variant's result recorded with TVM_CONFORMANCE_GPU=0 is not served to a clone that has
-# TVM_CONFORMANCE_GPU=1: the test must run again (set CHECK_GPU_TARGET to choose it).
+# TVM_CONFORMANCE_GPU=1: the test must run again, and with TVM_CONFORMANCE_GPU=0 be served
+# (set CHECK_GPU_TARGET to choose it).
 # The server and both Bazel servers it started are stopped on exit, also on failure; the
 # logs are copied to CHECK_KEEP_LOGS (a directory) when it is set.
 # Network: 127.0.0.1 only; every Bazel call has a time bound (CHECK_TIMEOUT_S, default 1800).
@@ -114,7 +115,17 @@ if [[ -d "$repo/third_party/gpu" ]]; then
     echo "check.sh: FAIL: a cuda result recorded without a GPU was served to a GPU clone" >&2
     status=1
   else
-    echo "check.sh: GPU keying holds: the cuda variant ran again on the GPU clone"
+    echo "check.sh: the cuda variant ran again on the GPU clone"
+  fi
+  # Control: the same key (TVM_CONFORMANCE_GPU=0) must be served, or the test above proved
+  # only that the cuda variant is never cached.
+  echo "check.sh: control: clone B with TVM_CONFORMANCE_GPU=0 (must be served)"
+  (export TVM_CONFORMANCE_GPU=0; run_bazel b "$work/b_gpu0.log" test --config=cuda --config=remote "$gpu_target")
+  if grep -q "(cached) PASSED" "$work/b_gpu0.log"; then
+    echo "check.sh: GPU keying holds through the remote cache"
+  else
+    echo "check.sh: FAIL: the cuda variant was not served even with the same GPU key" >&2
+    status=1
   fi
 else
   echo "check.sh: no GPU keying in this tree (third_party/gpu); GPU check skipped"
