@@ -1,0 +1,257 @@
+#!/usr/bin/env python3
+"""Time the suite five ways in one run on one machine and print a table with ratios.
+
+Rows (choose with --rows; --quick drops `cold`):
+  pytest      plain pytest over the Python tests in one process, TVM_TEST_TARGETS=llvm
+              (the baseline every ratio is taken against)
+  bazel_test  `./bazelw test --nocache_test_results TARGETS` with the build already cached
+  noop        `./bazelw test TARGETS` with everything cached
+  edit        a comment appended to one test file: only its targets re-run (then reverted)
+  cold        a fresh clone in a temporary directory, new output base and new disk cache
+              (pip's download cache may be warm)
+
+Run from anywhere with python3 (it drives the repo's ./bazelw and the Bazel venv's python):
+  python3 tools/perf/suite_timing.py                    # everything, //...
+  python3 tools/perf/suite_timing.py --quick --targets //python/tests/ffi/... \\
+      --pytest-paths python/tests/ffi --edit-file python/tests/ffi/any_test.py
+Measure on an otherwise idle machine: the rows share the CPUs with anything else running.
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+import xml.etree.ElementTree as ET
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[2]
+ROWS = ("pytest", "bazel_test", "noop", "edit", "cold")
+_SUMMARY = re.compile(
+    r"Test cases in \d+ target\(s\): (\d+) passed, (\d+) failed, (\d+) skipped, (\d+) xfailed"
+)
+_RAN = re.compile(r"^(//\S+)\s+(?!\(cached\))(PASSED|FAILED)\b", re.M)
+
+
+@dataclasses.dataclass
+class Row:
+    """One timed way of running the suite."""
+
+    name: str
+    what: str
+    seconds: float
+    cases: int | None = None
+    note: str = ""
+
+
+def _run(
+    cmd: list[str], cwd: Path, env: dict[str, str] | None = None, check: bool = True
+) -> tuple[float, str]:
+    """Run `cmd`, return (wall seconds, combined output); raise with the output on failure."""
+    start = time.monotonic()
+    proc = subprocess.run(
+        cmd, cwd=cwd, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True
+    )
+    elapsed = time.monotonic() - start
+    if check and proc.returncode != 0:
+        tail = "\n".join(proc.stdout.splitlines()[-30:])
+        raise RuntimeError(f"{' '.join(cmd)} exited {proc.returncode}:\n{tail}")
+    return elapsed, proc.stdout
+
+
+def _bazel_cases(output: str) -> int | None:
+    """Cases bazelw's summary counted (passed + failed + skipped + xfailed), or None."""
+    match = _SUMMARY.search(output)
+    return sum(int(g) for g in match.groups()) if match else None
+
+
+def _venv_python(bazelw: list[str]) -> Path:
+    _, out = _run([*bazelw, "info", "output_base"], REPO)
+    return Path(out.strip().splitlines()[-1]) / "external/python_venv/venv/bin/python"
+
+
+def time_pytest(bazelw: list[str], paths: list[str], extra: list[str]) -> Row:
+    """Plain pytest in one process over `paths`, TVM_TEST_TARGETS=llvm."""
+    python = _venv_python(bazelw)
+    if not python.exists():
+        raise RuntimeError(f"{python} missing: run ./bazelw build //... first")
+    with tempfile.TemporaryDirectory() as tmp:
+        xml = Path(tmp) / "junit.xml"
+        env = dict(os.environ, TVM_TEST_TARGETS="llvm", PYTHONDONTWRITEBYTECODE="1")
+        seconds, out = _run(
+            [
+                str(python),
+                "-m",
+                "pytest",
+                "-q",
+                "-p",
+                "no:cacheprovider",
+                f"--junitxml={xml}",
+                *extra,
+                *paths,
+            ],
+            REPO,
+            env=env,
+            check=False,
+        )
+        if not xml.exists():
+            raise RuntimeError(f"pytest wrote no JUnit XML:\n{out[-3000:]}")
+        suites = ET.parse(xml).getroot().iter("testsuite")
+        cases = sum(int(s.get("tests", 0)) for s in suites)
+    return Row("pytest", f"plain pytest, 1 process ({' '.join(paths)})", seconds, cases)
+
+
+def time_bazel_test(bazelw: list[str], targets: list[str]) -> Row:
+    """The test phase alone: build cached first (untimed), then every test runs again."""
+    _run([*bazelw, "build", "--build_tests_only", *targets], REPO)
+    seconds, out = _run([*bazelw, "test", "--nocache_test_results", *targets], REPO)
+    return Row(
+        "bazel_test",
+        "./bazelw test --nocache_test_results (build cached)",
+        seconds,
+        _bazel_cases(out),
+    )
+
+
+def time_noop(bazelw: list[str], targets: list[str]) -> Row:
+    """Everything cached: the cost of asking."""
+    _run([*bazelw, "test", *targets], REPO)  # make sure results are cached (untimed)
+    seconds, out = _run([*bazelw, "test", *targets], REPO)
+    return Row("noop", "./bazelw test, all cached", seconds, _bazel_cases(out))
+
+
+def time_edit(bazelw: list[str], targets: list[str], edit_file: str) -> Row:
+    """Append a comment to `edit_file`, re-test, then restore it (and its cached results)."""
+    path = REPO / edit_file
+    original = path.read_bytes()
+    try:
+        path.write_bytes(original + b"\n# suite_timing.py: a comment-only edit\n")
+        seconds, out = _run([*bazelw, "test", *targets], REPO)
+    finally:
+        path.write_bytes(original)
+    ran = sorted(set(_RAN.findall(out)))
+    _run([*bazelw, "test", *targets], REPO)  # back to the cached state (untimed)
+    names = ", ".join(t for t, _ in ran) or "none"
+    return Row(
+        "edit",
+        f"comment added to {edit_file}",
+        seconds,
+        _bazel_cases(out),
+        note=f"{len(ran)} target(s) re-ran: {names}",
+    )
+
+
+def time_cold(targets: list[str]) -> Row:
+    """A fresh clone of HEAD, new output base and disk cache; removed afterwards."""
+    tmp = Path(tempfile.mkdtemp(prefix="suite-timing-cold."))
+    clone = tmp / "clone"
+    bazelw = [str(clone / "bazelw"), f"--output_base={tmp / 'output_base'}"]
+    try:
+        _run(["git", "clone", "-q", str(REPO), str(clone)], tmp)
+        user_rc = REPO / ".bazelrc.user"
+        if user_rc.exists():  # the machine's resource limits apply to the clone too
+            shutil.copy(user_rc, clone / ".bazelrc.user")
+        seconds, out = _run(
+            [*bazelw, "test", f"--disk_cache={tmp / 'disk_cache'}", *targets], clone
+        )
+        return Row(
+            "cold", "fresh clone: new output base and disk cache", seconds, _bazel_cases(out)
+        )
+    finally:
+        _run([*bazelw, "shutdown"], clone, check=False)
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
+def format_table(rows: list[Row]) -> str:
+    """Rows with their ratio to the pytest row (or to the first row without one)."""
+    base = next((r for r in rows if r.name == "pytest"), rows[0])
+    lines = [f"{'row':<11} {'seconds':>8} {'cases':>6} {'x ' + base.name:>10}  what", "-" * 80]
+    for r in rows:
+        cases = "" if r.cases is None else str(r.cases)
+        lines.append(
+            f"{r.name:<11} {r.seconds:>8.1f} {cases:>6} {r.seconds / base.seconds:>9.2f}x  {r.what}"
+        )
+        if r.note:
+            lines.append(f"{'':<38}{r.note}")
+    return "\n".join(lines)
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Measure the chosen rows in order and print the table."""
+    parser = argparse.ArgumentParser(
+        description=__doc__.splitlines()[0],
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+        epilog="\n".join(__doc__.splitlines()[2:]),
+    )
+    parser.add_argument(
+        "--rows",
+        default=",".join(ROWS),
+        help=f"comma-separated rows, in order (default: {','.join(ROWS)})",
+    )
+    parser.add_argument("--quick", action="store_true", help="skip the cold clone")
+    parser.add_argument("--targets", nargs="+", default=["//..."], help="Bazel target patterns")
+    parser.add_argument(
+        "--pytest-paths",
+        nargs="+",
+        default=["python/tests", "tools/testing"],
+        help="what plain pytest runs (the same tests as TARGETS)",
+    )
+    parser.add_argument(
+        "--pytest-args",
+        default="-p pytester",
+        help="extra plain-pytest arguments (default: %(default)s)",
+    )
+    parser.add_argument(
+        "--edit-file",
+        default="python/tests/ffi/any_test.py",
+        help="the test file the `edit` row touches",
+    )
+    parser.add_argument("--bazel-args", default="", help="extra Bazel startup options")
+    parser.add_argument("--json", type=Path, help="also write the rows as JSON here")
+    args = parser.parse_args(argv)
+
+    rows = [r.strip() for r in args.rows.split(",") if r.strip()]
+    unknown = sorted(set(rows) - set(ROWS))
+    if unknown:
+        parser.error(f"unknown rows {unknown}; known: {', '.join(ROWS)}")
+    if args.quick:
+        rows = [r for r in rows if r != "cold"]
+    if not rows:
+        parser.error("no rows left to measure")
+    if not (REPO / args.edit_file).is_file():
+        parser.error(f"--edit-file {args.edit_file} is not a file in {REPO}")
+
+    bazelw = [str(REPO / "bazelw"), *args.bazel_args.split()]
+    _run([*bazelw, "build", *args.targets], REPO)  # extensions and venv for every row
+    measured: list[Row] = []
+    for name in rows:
+        print(f"suite_timing: measuring {name} ...", file=sys.stderr, flush=True)
+        if name == "pytest":
+            measured.append(time_pytest(bazelw, args.pytest_paths, args.pytest_args.split()))
+        elif name == "bazel_test":
+            measured.append(time_bazel_test(bazelw, args.targets))
+        elif name == "noop":
+            measured.append(time_noop(bazelw, args.targets))
+        elif name == "edit":
+            measured.append(time_edit(bazelw, args.targets, args.edit_file))
+        else:
+            measured.append(time_cold(args.targets))
+    print(
+        f"{os.cpu_count()} CPUs, targets {' '.join(args.targets)}, "
+        f"{time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}"
+    )
+    print(format_table(measured))
+    if args.json:
+        args.json.write_text(json.dumps([dataclasses.asdict(r) for r in measured], indent=2))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
