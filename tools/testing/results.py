@@ -256,8 +256,20 @@ class _Attempt:
     xml: str | None
 
 
+def _local_testlog(workspace: str, label: str) -> str | None:
+    """`<workspace>/bazel-testlogs/<pkg>/<name>/test.xml`: where Bazel also downloads a test.xml
+    that the build events name by a remote-cache URI (bytestream://) instead of a file."""
+    if not workspace:
+        return None
+    package, _, name = label.lstrip("@").lstrip("/").partition(":")
+    return os.path.join(workspace, "bazel-testlogs", *package.split("/"), name, "test.xml")
+
+
 def _attempts(events: list[dict]) -> list[_Attempt]:
     found = []
+    workspace = next(
+        (e["started"].get("workspaceDirectory", "") for e in events if "started" in e), ""
+    )
     for event in events:
         test_id = event.get("id", {}).get("testResult")
         if not test_id:
@@ -266,8 +278,12 @@ def _attempts(events: list[dict]) -> list[_Attempt]:
         xml = None
         for output in result.get("testActionOutput", []):
             uri = output.get("uri", "")
-            if output.get("name") == "test.xml" and uri.startswith("file://"):
+            if output.get("name") != "test.xml":
+                continue
+            if uri.startswith("file://"):
                 xml = urllib.parse.unquote(uri[len("file://") :])
+            elif int(test_id.get("shard", 1)) <= 1 and int(test_id.get("run", 1)) <= 1:
+                xml = _local_testlog(workspace, test_id.get("label", ""))
         info = result.get("executionInfo", {})
         found.append(
             _Attempt(

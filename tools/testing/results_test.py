@@ -151,3 +151,27 @@ def test_command_line_is_standard_library_only(tmp_path: Path) -> None:
         check=True,
     ).stdout
     assert json.loads(out)["targets"]["//p:a"]["cases"][0]["name"] == "test_t"
+
+
+def test_remote_cache_uri_falls_back_to_the_local_testlogs(tmp_path: Path) -> None:
+    """With a remote cache the build events name test.xml by a bytestream:// URI."""
+    workspace = tmp_path / "ws"
+    xml = workspace / "bazel-testlogs" / "pkg" / "remote_test" / "test.xml"
+    xml.parent.mkdir(parents=True)
+    xml.write_text(junit([case_xml("test_ok")]))
+    events = [
+        {"id": {"started": {}}, "started": {"workspaceDirectory": str(workspace)}},
+        {
+            "id": {"testResult": {"label": "//pkg:remote_test", "run": 1, "shard": 1}},
+            "testResult": {
+                "testActionOutput": [
+                    {"name": "test.xml", "uri": "bytestream://127.0.0.1:1/blobs/abc/12"}
+                ],
+                "status": "PASSED",
+            },
+        },
+    ]
+    bep = tmp_path / "bep.json"
+    bep.write_text("\n".join(json.dumps(e) for e in events) + "\n")
+    run = results.read_run(str(bep))
+    assert [c.name for c in run.targets["//pkg:remote_test"].cases] == ["test_ok"]
