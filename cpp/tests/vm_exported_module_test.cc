@@ -44,9 +44,10 @@ ffi::Tensor Float32(std::vector<int64_t> shape,
   return tensor;
 }
 
-// The module's function `name`. A missing one throws, which fails the calling test (gtest
-// catches it) before anything dereferences an empty Optional.
-ffi::Function RequireFunction(const ffi::Module& module, const std::string& name) {
+// The module's function `name`. A missing one throws, which fails the calling
+// test (gtest catches it) before anything dereferences an empty Optional.
+ffi::Function RequireFunction(const ffi::Module& module,
+                              const std::string& name) {
   ffi::Optional<ffi::Function> func = module->GetFunction(name);
   if (!func.has_value()) {
     throw std::runtime_error("the module has no function " + name);
@@ -58,8 +59,10 @@ ffi::Function RequireFunction(const ffi::Module& module, const std::string& name
 ffi::Function LoadMain(int allocator) {
   ffi::Module library =
       ffi::Module::LoadFromFile(tvm_conformance::testing::Rlocation(kArtefact));
-  ffi::Module vm = RequireFunction(library, "vm_load_executable")().cast<ffi::Module>();
-  RequireFunction(vm, "vm_initialization")(static_cast<int>(kDLCPU), 0, allocator);
+  ffi::Module vm =
+      RequireFunction(library, "vm_load_executable")().cast<ffi::Module>();
+  RequireFunction(vm, "vm_initialization")(static_cast<int>(kDLCPU), 0,
+                                           allocator);
   return RequireFunction(vm, "main");
 }
 

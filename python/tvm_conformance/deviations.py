@@ -160,6 +160,25 @@ DEVIATIONS: tuple[Deviation, ...] = (
         lanes="tvm-ffi >= 0.1.15 (ffi_next)",
         applies=lambda v: v.tvm_ffi >= (0, 1, 15),
     ),
+    Deviation(
+        id="ffi-int-beyond-int64-overflow",
+        area="lanes",
+        expected="A Python int beyond int64 crosses the FFI as ffi.BigInt: an Any parameter gives "
+        "it back exactly, and a typed int parameter rejects it with a TypeError naming the "
+        "signature (tvm-ffi 0.1.14 and later, the default lane).",
+        actual="With apache-tvm-ffi 0.1.13.post2 (TVM 0.26.0) the conversion fails at the "
+        "Python boundary: OverflowError 'Python int too large to convert to C long', naming "
+        "neither the function nor the argument.",
+        raises="builtins.OverflowError",
+        tests=(
+            "//python/tests/ffi:any_test :: "
+            "test_int_beyond_int64_through_echo_round_trips_as_bigint",
+            "//python/tests/ffi:function_test :: test_int_beyond_int64_rejected_by_int_parameter",
+            "//python/tests/ffi:function_test :: test_int_beyond_int64_in_array_rejected",
+        ),
+        lanes="tvm-ffi < 0.1.14 (tvm_prev)",
+        applies=lambda v: v.tvm_ffi < (0, 1, 14),
+    ),
     # --- robustness (crashers, exception fidelity) --------------------------------------------
     # --- deployment --------------------------------------------------------------------------
 )

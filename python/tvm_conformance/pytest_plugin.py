@@ -236,9 +236,7 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
             indirect=True,
         )
         return
-    metafunc.parametrize(
-        "target", [t.entry for t in kept], ids=[t.id for t in kept], indirect=True
-    )
+    metafunc.parametrize("target", [t.entry for t in kept], ids=[t.id for t in kept], indirect=True)
 
 
 def _item_target(item: pytest.Item) -> _targets.TargetInfo | None:

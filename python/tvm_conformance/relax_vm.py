@@ -1,7 +1,7 @@
 """Build a Relax VM the way the seed 000/004 tests do: one module, a target, an exec mode.
 
-    vm = build_vm(MyModule, target, dev, exec_mode)            # one of EXEC_MODES
-    vm = build_vm(mod, target, dev, "compiled", memory_cfg="naive", opt_level=3)
+vm = build_vm(MyModule, target, dev, exec_mode)            # one of EXEC_MODES
+vm = build_vm(mod, target, dev, "compiled", memory_cfg="naive", opt_level=3)
 """
 
 from __future__ import annotations

@@ -180,7 +180,9 @@ def _runnable(entry: TargetEntry, kind: str) -> tuple[bool, str]:
         probe = _tvm_probe(entry)
     except Exception:  # kinds without a runtime of their own (e.g. "c") run on the CPU
         device = tvm.device_from_target(entry if isinstance(entry, str) else json.dumps(entry))
-        return (True, "") if int(device.dlpack_device_type()) == 1 else (False, f"no {kind} runtime")
+        return (
+            (True, "") if int(device.dlpack_device_type()) == 1 else (False, f"no {kind} runtime")
+        )
     if probe["is_runnable"]:
         return True, ""
     if kind == "hexagon":

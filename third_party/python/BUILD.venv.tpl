@@ -35,7 +35,6 @@ py_runtime_pair(
     py3_runtime = ":py3_runtime",
 )
 
-
 # TVM-FFI: headers (tvm/ffi/..., dlpack/dlpack.h) and libtvm_ffi.so.
 cc_library(
     name = "tvm_ffi",
@@ -55,4 +54,3 @@ cc_library(
     srcs = [_SITE_PACKAGES + "/tvm/lib/libtvm_runtime.so"],
     deps = [":tvm_ffi"],
 )
-

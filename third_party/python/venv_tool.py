@@ -51,7 +51,9 @@ def _metadata(wheel: str) -> tuple[str, list[str]]:
     except (OSError, zipfile.BadZipFile, StopIteration) as err:
         raise SystemExit(f"python_venv: {wheel} is not a wheel with METADATA: {err}") from None
     dist = next((line[6:].strip() for line in text.splitlines() if line.startswith("Name: ")), "")
-    requires = [line[15:].strip() for line in text.splitlines() if line.startswith("Requires-Dist: ")]
+    requires = [
+        line[15:].strip() for line in text.splitlines() if line.startswith("Requires-Dist: ")
+    ]
     return dist, requires
 
 

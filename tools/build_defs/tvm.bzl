@@ -196,6 +196,7 @@ def tvm_py_test(
         size = size,
         **kwargs
     )
+
     # A package's conftest.py (shared fixtures) goes with every test of the package, as pytest
     # finds it beside the test files in runfiles.
     data = data + [_PYTEST_CONFIG] + native.glob(["conftest.py"])

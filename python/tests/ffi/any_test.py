@@ -7,6 +7,8 @@ import tvm.testing
 import tvm_ffi
 from tvm import tirx
 
+from tvm_conformance import deviations
+
 INT64_MAX = (1 << 63) - 1
 INT64_MIN = -(1 << 63)
 
@@ -78,6 +80,7 @@ def test_python_int_at_int64_limits_through_echo() -> None:
     assert tvm.testing.echo(INT64_MIN) == INT64_MIN
 
 
+@deviations.xfail("ffi-int-beyond-int64-overflow")
 def test_int_beyond_int64_through_echo_round_trips_as_bigint() -> None:
     # An Any parameter accepts a big int (ffi.BigInt) and gives the exact value back.
     assert tvm.testing.echo(1 << 64) == 1 << 64

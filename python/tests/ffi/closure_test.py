@@ -1,11 +1,7 @@
 """Closures across the FFI: functions returning functions, state kept between calls."""
 
-
-import pytest
 import tvm
 import tvm_ffi
-
-
 
 # C++ extensions loaded for this module by conftest.py.
 EXTENSIONS = ("ffi_testing",)

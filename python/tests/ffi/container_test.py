@@ -1,11 +1,8 @@
 """Containers across the FFI: Array, Map, String and Optional into and out of C++."""
 
-
 import pytest
 import tvm
 import tvm_ffi
-
-
 
 # C++ extensions loaded for this module by conftest.py.
 EXTENSIONS = ("ffi_testing",)

@@ -1,11 +1,7 @@
 """Devices as FFI arguments and return values."""
 
-
-import pytest
 import tvm
 import tvm.testing
-
-
 
 # C++ extensions loaded for this module by conftest.py.
 EXTENSIONS = ("ffi_testing",)

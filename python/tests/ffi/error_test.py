@@ -8,7 +8,6 @@ import tvm_ffi
 
 from tvm_conformance import deviations
 
-
 # C++ extensions loaded for this module by conftest.py.
 EXTENSIONS = ("ffi_testing",)
 

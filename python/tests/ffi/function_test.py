@@ -1,11 +1,10 @@
 """Global functions across the FFI: registered in Python or C++, called from the other side."""
 
-
 import pytest
 import tvm
 import tvm_ffi
 
-
+from tvm_conformance import deviations
 
 # C++ extensions loaded for this module by conftest.py.
 EXTENSIONS = ("hello", "ffi_testing")
@@ -94,6 +93,7 @@ def test_wrong_argument_type_names_signature() -> None:
         tvm.get_global_func("myadd")("a", 1)
 
 
+@deviations.xfail("ffi-int-beyond-int64-overflow")
 def test_int_beyond_int64_rejected_by_int_parameter() -> None:
     myadd = tvm.get_global_func("myadd")
     assert myadd((1 << 63) - 6, 5) == (1 << 63) - 1  # int64 max is still an int
@@ -104,6 +104,7 @@ def test_int_beyond_int64_rejected_by_int_parameter() -> None:
         myadd(0, -(1 << 63) - 1)
 
 
+@deviations.xfail("ffi-int-beyond-int64-overflow")
 def test_int_beyond_int64_in_array_rejected() -> None:
     with pytest.raises(
         TypeError, match=r"Expected `Array<int>` but got `Array\[index 0: ffi\.BigInt\]`"

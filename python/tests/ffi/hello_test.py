@@ -1,9 +1,6 @@
 """The vertical slice in Python: load the hello extension, call myadd and callhello."""
 
-import pytest
 import tvm
-
-
 
 # C++ extensions loaded for this module by conftest.py.
 EXTENSIONS = ("hello",)

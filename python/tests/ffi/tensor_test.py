@@ -1,6 +1,5 @@
 """Tensors across the FFI: TensorView written in place, DLPack with numpy and torch, bad input."""
 
-
 import numpy as np
 import pytest
 import torch
@@ -8,8 +7,6 @@ import tvm
 import tvm.testing
 from tvm import te
 from tvm.contrib.dlpack import to_pytorch_func
-
-
 
 # C++ extensions loaded for this module by conftest.py.
 EXTENSIONS = ("ffi_testing",)

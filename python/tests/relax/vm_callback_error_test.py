@@ -20,7 +20,6 @@ from tvm_conformance import deviations
 from tvm_conformance.relax_vm import EXEC_MODES, build_vm
 
 
-
 @I.ir_module
 class RaisingModule:
     """Relax functions around a callback that may raise."""

@@ -15,7 +15,6 @@ from tvm_conformance import deviations
 from tvm_conformance.relax_vm import EXEC_MODES, build_vm
 
 
-
 @I.ir_module
 class CallbackModule:
     """Relax functions that call the Python callables they are given."""

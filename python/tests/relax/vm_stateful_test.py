@@ -14,7 +14,6 @@ from tvm.script import relax as R
 from tvm_conformance.relax_vm import EXEC_MODES, build_vm
 
 
-
 @I.ir_module
 class StatefulModule:
     """One function to drive statefully."""

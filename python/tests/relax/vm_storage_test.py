@@ -15,7 +15,6 @@ from tvm.script import tirx as T
 from tvm_conformance.relax_vm import EXEC_MODES, build_vm
 
 
-
 def _scoped_add_module(storage_scope: str) -> tvm.IRModule:
     """`main(x) = x + x`, its output in a tensor carved from storage of `storage_scope`."""
 

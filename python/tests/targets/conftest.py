@@ -14,7 +14,6 @@ import pytest
 
 import tvm_conformance.targets
 
-
 InnerRun = Callable[..., pytest.RunResult]
 
 

@@ -65,7 +65,10 @@ def test_target_variant_keeps_only_its_target_cases(run_inner, tmp_path: Path) -
 def test_cuda_variant_holds_no_llvm_case(run_inner, tmp_path: Path) -> None:
     xml = tmp_path / "cuda.xml"
     result = run_inner(
-        MIXED, "--tvm-variant=cuda", "--tvm-target-fallback=none", f"--junitxml={xml}",
+        MIXED,
+        "--tvm-variant=cuda",
+        "--tvm-target-fallback=none",
+        f"--junitxml={xml}",
         targets="cuda",
     )
     found = cases(xml)
@@ -91,11 +94,11 @@ def test_independent_variant_keeps_only_untargeted_cases(run_inner, tmp_path: Pa
 
 
 def test_untargeted_cases_without_an_independent_variant_are_a_usage_error(run_inner) -> None:
-    result = run_inner(
-        MIXED, "--tvm-variant=llvm", "--tvm-independent-cases=error", targets="llvm"
-    )
+    result = run_inner(MIXED, "--tvm-variant=llvm", "--tvm-independent-cases=error", targets="llvm")
     assert result.ret == pytest.ExitCode.USAGE_ERROR
     result.stderr.fnmatch_lines(
-        ["*1 case(s) take no target and would run in no Bazel variant (*test_neither*"
-         "set target_independent = True*"]
+        [
+            "*1 case(s) take no target and would run in no Bazel variant (*test_neither*"
+            "set target_independent = True*"
+        ]
     )
