@@ -69,7 +69,7 @@ def install_wheel(dist: str, wheel: str) -> None:
     if _canonical(name) != _canonical(dist):
         raise SystemExit(
             f"python_venv: {wheel} is a wheel of {name or 'an unnamed distribution'!r}, "
-            f"not {dist}: point the variable at a {dist} wheel"
+            f"not {dist}: point the variable at a wheel of {dist}"
         )
     for text in requires:
         req = Requirement(text)
