@@ -15,16 +15,23 @@ from tvm.script import tirx as T
 from tvm_conformance.relax_vm import EXEC_MODES, build_vm
 
 
-def _scoped_add_module(storage_scope: str) -> tvm.IRModule:
-    """`main(x) = x + x`, its output in a tensor carved from storage of `storage_scope`."""
+# One line: TVMScript's source finder ends a function at a line as indented as its `def`.
+def _storage_module(scope: str = "global", offset: int = 16, factor: int = 0) -> tvm.IRModule:
+    """One TIR add, called by two Relax functions that carve tensors out of VM storage.
+
+    `scoped(x) = x + x`, its output in a tensor carved from storage of `scope` (seed 004's
+    program). `two_offsets(x, y) = (a, b)`: a = x + x at byte 0, b = y + y at byte `offset` of
+    one storage. `factor` is the buffers' offset_factor: 0 (the TIR default) requires them to
+    start at their tensor's data pointer, 1 accepts any element offset.
+    """
 
     @I.ir_module(s_tir=True)
     class Module:
         @T.prim_func(s_tir=True)
         def add(
-            arg0: T.Buffer((2, 2), "float32"),
-            arg1: T.Buffer((2, 2), "float32"),
-            output: T.Buffer((2, 2), "float32"),
+            arg0: T.Buffer((2, 2), "float32", offset_factor=factor),
+            arg1: T.Buffer((2, 2), "float32", offset_factor=factor),
+            output: T.Buffer((2, 2), "float32", offset_factor=factor),
         ):
             T.func_attr({"operator_name": "relax.add"})
             for ax0, ax1 in T.grid(2, 2):
@@ -35,54 +42,27 @@ def _scoped_add_module(storage_scope: str) -> tvm.IRModule:
                     output[v_ax0, v_ax1] = arg0[v_ax0, v_ax1] + arg1[v_ax0, v_ax1]
 
         @R.function(pure=False)
-        def main(x: R.Tensor((2, 2), dtype="float32")):
+        def scoped(x: R.Tensor((2, 2), dtype="float32")):
             cls = Module
             storage = R.vm.alloc_storage(
                 R.shape([2 * 2]),
                 runtime_device_index=0,
                 dtype="float32",
-                storage_scope=storage_scope,
+                storage_scope=scope,
             )
             alloc = R.vm.alloc_tensor(storage, offset=0, shape=R.shape([2, 2]), dtype="float32")
             _: R.Tuple = cls.add(x, x, alloc)
             out: R.Tensor((2, 2), dtype="float32") = alloc
             return out
 
-    return Module
-
-
-def _offset_module(second_offset: int, offset_factor: int) -> tvm.IRModule:
-    """`main(x, y) = (a, b)`: a = x + x at byte 0, b = y + y at byte `second_offset` of one storage.
-
-    `offset_factor=0` declares buffers that must start at their tensor's data pointer (the
-    TIR default); `offset_factor=1` accepts any element offset.
-    """
-
-    @I.ir_module(s_tir=True)
-    class Module:
-        @T.prim_func(s_tir=True)
-        def add(
-            arg0: T.Buffer((2, 2), "float32", offset_factor=offset_factor),
-            arg1: T.Buffer((2, 2), "float32", offset_factor=offset_factor),
-            output: T.Buffer((2, 2), "float32", offset_factor=offset_factor),
-        ):
-            for ax0, ax1 in T.grid(2, 2):
-                with T.sblock("T_add"):
-                    v_ax0, v_ax1 = T.axis.remap("SS", [ax0, ax1])
-                    T.reads(arg0[v_ax0, v_ax1], arg1[v_ax0, v_ax1])
-                    T.writes(output[v_ax0, v_ax1])
-                    output[v_ax0, v_ax1] = arg0[v_ax0, v_ax1] + arg1[v_ax0, v_ax1]
-
         @R.function(pure=False)
-        def main(x: R.Tensor((2, 2), dtype="float32"), y: R.Tensor((2, 2), dtype="float32")):
+        def two_offsets(x: R.Tensor((2, 2), dtype="float32"), y: R.Tensor((2, 2), dtype="float32")):
             cls = Module
             storage = R.vm.alloc_storage(
                 R.shape([32]), runtime_device_index=0, dtype="uint8", storage_scope="global"
             )
             a = R.vm.alloc_tensor(storage, offset=0, shape=R.shape([2, 2]), dtype="float32")
-            b = R.vm.alloc_tensor(
-                storage, offset=second_offset, shape=R.shape([2, 2]), dtype="float32"
-            )
+            b = R.vm.alloc_tensor(storage, offset=offset, shape=R.shape([2, 2]), dtype="float32")
             _1: R.Tuple = cls.add(x, x, a)
             _2: R.Tuple = cls.add(y, y, b)
             out = (a, b)
@@ -93,6 +73,7 @@ def _offset_module(second_offset: int, offset_factor: int) -> tvm.IRModule:
 
 def _run_stateful(
     mod: tvm.IRModule,
+    func: str,
     target: str,
     dev: tvm.runtime.Device,
     exec_mode: str,
@@ -100,9 +81,19 @@ def _run_stateful(
     *inputs: np.ndarray,
 ) -> object:
     vm = build_vm(mod, target, dev, exec_mode, memory_cfg=memory_cfg, opt_level=3)
-    vm.set_input("main", *[tvm.runtime.tensor(x, dev) for x in inputs])
-    vm.invoke_stateful("main")
-    return vm.get_outputs("main")
+    vm.set_input(func, *[tvm.runtime.tensor(x, dev) for x in inputs])
+    vm.invoke_stateful(func)
+    return vm.get_outputs(func)
+
+
+def _run_two_offsets(
+    offset: int, factor: int, target: str, dev: tvm.runtime.Device, exec_mode: str
+) -> object:
+    """`two_offsets(_input(), _second_input())` with b at byte `offset`, naive allocator."""
+    module = _storage_module(offset=offset, factor=factor)
+    return _run_stateful(
+        module, "two_offsets", target, dev, exec_mode, "naive", _input(), _second_input()
+    )
 
 
 def _input() -> np.ndarray:
@@ -114,7 +105,7 @@ def _second_input() -> np.ndarray:
 
 
 def test_global_scope_storage_compiled_naive(target: str, dev: tvm.runtime.Device) -> None:
-    out = _run_stateful(_scoped_add_module("global"), target, dev, "compiled", "naive", _input())
+    out = _run_stateful(_storage_module(), "scoped", target, dev, "compiled", "naive", _input())
 
     np.testing.assert_array_equal(out.numpy(), [[0.5, -3.0], [6.0, 15.5]])
 
@@ -126,7 +117,7 @@ def test_global_scope_storage_compiled_naive(target: str, dev: tvm.runtime.Devic
 def test_global_scope_storage_every_allocator(
     target: str, dev: tvm.runtime.Device, exec_mode: str, memory_cfg: str | None
 ) -> None:
-    out = _run_stateful(_scoped_add_module("global"), target, dev, exec_mode, memory_cfg, _input())
+    out = _run_stateful(_storage_module(), "scoped", target, dev, exec_mode, memory_cfg, _input())
 
     np.testing.assert_array_equal(out.numpy(), [[0.5, -3.0], [6.0, 15.5]])
 
@@ -135,9 +126,7 @@ def test_global_scope_storage_every_allocator(
 def test_two_tensors_at_different_offsets_of_one_storage(
     target: str, dev: tvm.runtime.Device, exec_mode: str
 ) -> None:
-    a, b = _run_stateful(
-        _offset_module(16, 1), target, dev, exec_mode, "naive", _input(), _second_input()
-    )
+    a, b = _run_two_offsets(16, 1, target, dev, exec_mode)
 
     np.testing.assert_array_equal(a.numpy(), [[0.5, -3.0], [6.0, 15.5]])
     np.testing.assert_array_equal(b.numpy(), [[2.0, 5.0], [-8.0, 0.25]])
@@ -148,9 +137,7 @@ def test_overlapping_offsets_share_storage(
     target: str, dev: tvm.runtime.Device, exec_mode: str
 ) -> None:
     # b starts 8 bytes (2 floats) into a: writing b, after a, overwrites a's second row.
-    a, b = _run_stateful(
-        _offset_module(8, 1), target, dev, exec_mode, "naive", _input(), _second_input()
-    )
+    a, b = _run_two_offsets(8, 1, target, dev, exec_mode)
 
     np.testing.assert_array_equal(b.numpy(), [[2.0, 5.0], [-8.0, 0.25]])
     np.testing.assert_array_equal(a.numpy(), [[0.5, -3.0], [2.0, 5.0]])
@@ -163,9 +150,7 @@ def test_offset_tensor_rejected_by_prim_func_requiring_zero_offset(
     with pytest.raises(
         ValueError, match=r"(?s)Invalid output\.byte_offset on argument #2.*expected 0"
     ):
-        _run_stateful(
-            _offset_module(16, 0), target, dev, exec_mode, "naive", _input(), _second_input()
-        )
+        _run_two_offsets(16, 0, target, dev, exec_mode)
 
 
 @pytest.mark.parametrize("exec_mode", EXEC_MODES)
@@ -174,7 +159,13 @@ def test_non_global_scope_on_cpu_fails(exec_mode: str, storage_scope: str) -> No
     # CPU-only by nature: no target fixture, so it runs once, in vm_storage_test_independent.
     with pytest.raises(tvm.error.InternalError) as info:
         _run_stateful(
-            _scoped_add_module(storage_scope), "llvm", tvm.cpu(), exec_mode, "naive", _input()
+            _storage_module(storage_scope),
+            "scoped",
+            "llvm",
+            tvm.cpu(),
+            exec_mode,
+            "naive",
+            _input(),
         )
     assert (
         f"Device does not support allocate data space with specified memory scope: {storage_scope}"
