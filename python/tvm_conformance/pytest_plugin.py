@@ -274,6 +274,12 @@ def _select_variant(config: pytest.Config, items: list[pytest.Item]) -> None:
     variant = config.getoption("tvm_variant", None)
     if not variant:
         return
+    wanted = None
+    if variant != INDEPENDENT:
+        try:
+            wanted = _targets.describe(variant, "--tvm-variant")
+        except _targets.TargetSpecError as err:
+            raise pytest.UsageError(str(err)) from None
     kept, dropped, orphans = [], [], []
     for item in items:
         lane = _lane_target(item)
@@ -283,7 +289,7 @@ def _select_variant(config: pytest.Config, items: list[pytest.Item]) -> None:
             keep = False
             orphans.append(item.nodeid)
         else:
-            keep = lane == variant or _targets.describe(variant, "--tvm-variant").matches(lane)
+            keep = lane == variant or (wanted is not None and wanted.matches(lane))
         (kept if keep else dropped).append(item)
     if orphans and config.getoption("tvm_independent_cases") == "error":
         names = ", ".join(orphans[:5]) + (" ..." if len(orphans) > 5 else "")

@@ -102,3 +102,9 @@ def test_untargeted_cases_without_an_independent_variant_are_a_usage_error(run_i
             "set target_independent = True*"
         ]
     )
+
+
+def test_variant_that_is_not_a_target_is_a_usage_error(run_inner) -> None:
+    result = run_inner(MIXED, "--tvm-variant=cdua", targets="llvm")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines(["ERROR: --tvm-variant entry 'cdua' is not a TVM target: *"])
