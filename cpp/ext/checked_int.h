@@ -15,8 +15,8 @@ namespace tvm_conformance {
 inline int64_t CheckedAdd(const char* fname, int64_t a, int64_t b) {
   int64_t sum = 0;
   if (__builtin_add_overflow(a, b, &sum)) {
-    TVM_FFI_THROW(ValueError) << fname << ": int64 overflow in " << a << " + "
-                              << b;
+    TVM_FFI_THROW(ValueError)
+        << fname << ": int64 overflow in " << a << " + " << b;
   }
   return sum;
 }

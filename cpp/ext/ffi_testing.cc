@@ -134,8 +134,9 @@ ffi::Function MakeCounter(int64_t start, int64_t step) {
 
 // Returns a closure computing `x + y` for the captured `y`.
 ffi::Function MakeAdder(int64_t y) {
-  return ffi::Function::FromTyped(
-      [y](int64_t x) { return CheckedAdd("testing.make_adder closure", x, y); });
+  return ffi::Function::FromTyped([y](int64_t x) {
+    return CheckedAdd("testing.make_adder closure", x, y);
+  });
 }
 
 // -------------------------------------------------------------- container --
@@ -258,8 +259,8 @@ std::string DescribeDType(DLDataType dt) {
 void CheckFloat32Contiguous(const char* fname, const ffi::TensorView& t) {
   DLDataType dt = t.dtype();
   if (dt.code != kDLFloat || dt.bits != 32 || dt.lanes != 1) {
-    TVM_FFI_THROW(TypeError) << fname << ": expected dtype float32, got "
-                             << DescribeDType(dt);
+    TVM_FFI_THROW(TypeError)
+        << fname << ": expected dtype float32, got " << DescribeDType(dt);
   }
   if (!t.IsContiguous()) {
     TVM_FFI_THROW(ValueError) << fname << ": expected a contiguous tensor";
@@ -321,8 +322,8 @@ ffi::Tensor TensorArange(int64_t n) {
   }
   void* buffer = std::malloc(bytes == 0 ? 1 : bytes);
   if (buffer == nullptr) {
-    TVM_FFI_THROW(MemoryError) << "testing.tensor_arange: could not allocate "
-                               << bytes << " bytes";
+    TVM_FFI_THROW(MemoryError)
+        << "testing.tensor_arange: could not allocate " << bytes << " bytes";
   }
   ffi::Tensor t = ffi::Tensor::FromNDAlloc(
       OwnedBufferAlloc{buffer}, ffi::Shape({n}), DLDataType{kDLFloat, 32, 1},

@@ -201,9 +201,12 @@ DEVIATIONS: tuple[Deviation, ...] = (
         "and `testing.invoke(None)` (tvm-ffi 0.1.13.post2, 0.1.14.post0, 0.1.15.post2).",
         raises="tvm_conformance.crash_isolation.ProcessCrashed",
         tests=(
-            "//python/tests/robustness:known_crashers_test :: test_none_where_cpp_function_expected_is_type_error[callhello]",
-            "//python/tests/robustness:known_crashers_test :: test_none_where_cpp_function_expected_is_type_error[call_n_times]",
-            "//python/tests/robustness:known_crashers_test :: test_none_where_cpp_function_expected_is_type_error[invoke]",
+            "//python/tests/robustness:known_crashers_test :: "
+            "test_none_where_cpp_function_expected_is_type_error[callhello]",
+            "//python/tests/robustness:known_crashers_test :: "
+            "test_none_where_cpp_function_expected_is_type_error[call_n_times]",
+            "//python/tests/robustness:known_crashers_test :: "
+            "test_none_where_cpp_function_expected_is_type_error[invoke]",
         ),
     ),
     Deviation(
@@ -216,8 +219,10 @@ DEVIATIONS: tuple[Deviation, ...] = (
         "(TVM 0.26 / 0.27, tvm-ffi 0.1.13.post2, 0.1.14.post0, 0.1.15.post2).",
         raises="tvm_conformance.crash_isolation.ProcessCrashed",
         tests=(
-            "//python/tests/robustness:known_crashers_test :: test_none_for_relax_callable_parameter_is_error[bytecode]",
-            "//python/tests/robustness:known_crashers_test :: test_none_for_relax_callable_parameter_is_error[compiled]",
+            "//python/tests/robustness:known_crashers_test :: "
+            "test_none_for_relax_callable_parameter_is_error[bytecode]",
+            "//python/tests/robustness:known_crashers_test :: "
+            "test_none_for_relax_callable_parameter_is_error[compiled]",
         ),
     ),
     Deviation(
@@ -229,7 +234,10 @@ DEVIATIONS: tuple[Deviation, ...] = (
         actual="The process dies of SIGSEGV before RecursionError is raised (default recursion "
         "limit 1000; tvm-ffi 0.1.13.post2, 0.1.14.post0, 0.1.15.post2).",
         raises="tvm_conformance.crash_isolation.ProcessCrashed",
-        tests=("//python/tests/robustness:known_crashers_test :: test_deep_python_cpp_recursion_is_recursion_error",),
+        tests=(
+            "//python/tests/robustness:known_crashers_test :: "
+            "test_deep_python_cpp_recursion_is_recursion_error",
+        ),
     ),
     Deviation(
         id="robust-lone-surrogate-error-segfault",
@@ -241,7 +249,10 @@ DEVIATIONS: tuple[Deviation, ...] = (
         "(tvm-ffi 0.1.13.post2, 0.1.14.post0, 0.1.15.post2). An OSError whose filename holds "
         "one crosses without a crash (as RuntimeError).",
         raises="tvm_conformance.crash_isolation.ProcessCrashed",
-        tests=("//python/tests/robustness:known_crashers_test :: test_exception_message_with_lone_surrogate_crosses_cpp",),
+        tests=(
+            "//python/tests/robustness:known_crashers_test :: "
+            "test_exception_message_with_lone_surrogate_crosses_cpp",
+        ),
     ),
     Deviation(
         id="robust-self-referential-container-segfault",
@@ -253,9 +264,12 @@ DEVIATIONS: tuple[Deviation, ...] = (
         "tvm-ffi 0.1.13.post2, 0.1.14.post0, 0.1.15.post2).",
         raises="tvm_conformance.crash_isolation.ProcessCrashed",
         tests=(
-            "//python/tests/robustness:known_crashers_test :: test_self_referential_container_is_error[list-echo]",
-            "//python/tests/robustness:known_crashers_test :: test_self_referential_container_is_error[dict-echo]",
-            "//python/tests/robustness:known_crashers_test :: test_self_referential_container_is_error[list-convert]",
+            "//python/tests/robustness:known_crashers_test :: "
+            "test_self_referential_container_is_error[list-echo]",
+            "//python/tests/robustness:known_crashers_test :: "
+            "test_self_referential_container_is_error[dict-echo]",
+            "//python/tests/robustness:known_crashers_test :: "
+            "test_self_referential_container_is_error[list-convert]",
         ),
     ),
     Deviation(
@@ -268,8 +282,10 @@ DEVIATIONS: tuple[Deviation, ...] = (
         "tvm-ffi 0.1.13.post2, 0.1.14.post0, 0.1.15.post2).",
         raises="tvm_conformance.crash_isolation.ProcessCrashed",
         tests=(
-            "//python/tests/robustness:known_crashers_test :: test_deeply_nested_container_converts_or_is_error[list]",
-            "//python/tests/robustness:known_crashers_test :: test_deeply_nested_container_converts_or_is_error[dict]",
+            "//python/tests/robustness:known_crashers_test :: "
+            "test_deeply_nested_container_converts_or_is_error[list]",
+            "//python/tests/robustness:known_crashers_test :: "
+            "test_deeply_nested_container_converts_or_is_error[dict]",
         ),
     ),
     Deviation(
@@ -282,13 +298,16 @@ DEVIATIONS: tuple[Deviation, ...] = (
         "initialiser, ending in std::terminate ('Two GlobalDef().def registrations for the "
         "same function'; tvm-ffi 0.1.13.post2, 0.1.14.post0, 0.1.15.post2).",
         raises="tvm_conformance.crash_isolation.ProcessCrashed",
-        tests=("//python/tests/robustness:known_crashers_test :: test_second_library_with_same_global_names_fails_to_load",),
+        tests=(
+            "//python/tests/robustness:known_crashers_test :: "
+            "test_second_library_with_same_global_names_fails_to_load",
+        ),
     ),
     Deviation(
         id="robust-requires-grad-tensor-accepted",
         area="robustness",
         expected="A torch tensor with requires_grad=True passed where a Tensor is required is "
-        "refused, as torch's own __dlpack__ refuses it (BufferError 'Can\'t export tensors "
+        "refused, as torch's own __dlpack__ refuses it (BufferError 'Can't export tensors "
         "that require gradient, use tensor.detach()').",
         actual="tvm-ffi takes it zero-copy; testing.tensor_add_inplace writes it behind "
         "autograd's back (tvm-ffi 0.1.13.post2, 0.1.14.post0, 0.1.15.post2, torch 2.13).",

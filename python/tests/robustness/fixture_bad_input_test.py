@@ -104,14 +104,29 @@ BAD_CALLS = [
     ("testing.tensor_arange", (-1,), ValueError, r"tensor_arange: n must be >= 0"),
     ("testing.tensor_arange", (None,), TypeError, r"tensor_arange\(0: int\).*got `None`"),
     ("testing.tensor_arange", (1.5,), TypeError, r"tensor_arange\(0: int\).*got `float`"),
-    ("testing.tensor_arange", (2**28 + 1,), ValueError, r"exceeds the fixture's limit of 268435456"),
+    (
+        "testing.tensor_arange",
+        (2**28 + 1,),
+        ValueError,
+        r"exceeds the fixture's limit of 268435456",
+    ),
 ]
 
 
+def _arg_id(arg: object) -> str:
+    if isinstance(arg, np.ndarray):
+        return f"ndarray[{arg.dtype}]"
+    if isinstance(arg, tvm_ffi.Device):
+        return str(arg)
+    if callable(arg):
+        return getattr(arg, "__name__", type(arg).__name__)
+    return repr(arg)
+
+
 def _case_id(case: tuple) -> str:
+    """`myadd(9223372036854775807, 1)-ValueError`: the call and the error it must raise."""
     name, args, exc, _ = case
-    kinds = ",".join(type(a).__name__ if not isinstance(a, int) else str(a) for a in args)
-    return f"{name.removeprefix('testing.')}({kinds})-{exc.__name__}"
+    return f"{name.removeprefix('testing.')}({', '.join(_arg_id(a) for a in args)})-{exc.__name__}"
 
 
 @pytest.mark.parametrize("case", BAD_CALLS, ids=[_case_id(c) for c in BAD_CALLS])

@@ -157,9 +157,7 @@ def test_self_referential_container_is_error(make: str, convert: str) -> None:
 
 
 @deviations.xfail("robust-deep-nesting-segfault")
-@pytest.mark.parametrize(
-    "wrap", ["value = [value]", "value = {'k': value}"], ids=["list", "dict"]
-)
+@pytest.mark.parametrize("wrap", ["value = [value]", "value = {'k': value}"], ids=["list", "dict"])
 def test_deeply_nested_container_converts_or_is_error(wrap: str) -> None:
     outcome = check_isolated(
         _child(
