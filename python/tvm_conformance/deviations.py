@@ -180,6 +180,32 @@ DEVIATIONS: tuple[Deviation, ...] = (
         applies=lambda v: v.tvm_ffi < (0, 1, 14),
     ),
     # --- robustness (crashers, exception fidelity) --------------------------------------------
+    Deviation(
+        id="ffi-numpy-bool-opaque",
+        area="robustness",
+        expected="A numpy.bool_ scalar crosses the FFI as a bool, as numpy integer and floating "
+        "scalars cross as int and float (C++ sees a bool).",
+        actual="It crosses as ffi.OpaquePyObject: C++ cannot read it as a bool, and Python gets "
+        "the numpy.bool_ object back (tvm-ffi 0.1.13 - 0.1.15).",
+        raises="builtins.AssertionError",
+        tests=(
+            "//python/tests/robustness:roundtrip_property_test :: test_numpy_bool_arrives_as_bool",
+        ),
+    ),
+    Deviation(
+        id="ffi-numpy-timedelta64-typeerror",
+        area="robustness",
+        expected="A numpy.timedelta64 scalar with a unit crosses the FFI like one without (an "
+        "int count), or as an opaque object.",
+        actual="tvm-ffi treats it as an integer (it subclasses numpy.signedinteger) and calls "
+        "int() on it, which raises TypeError 'int() argument must be ... not "
+        "datetime.timedelta' naming neither the function nor the argument.",
+        raises="builtins.TypeError",
+        tests=(
+            "//python/tests/robustness:roundtrip_property_test :: "
+            "test_numpy_timedelta64_with_unit_arrives_as_int_count",
+        ),
+    ),
     # --- deployment --------------------------------------------------------------------------
 )
 
