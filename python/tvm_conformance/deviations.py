@@ -206,6 +206,63 @@ DEVIATIONS: tuple[Deviation, ...] = (
             "test_numpy_timedelta64_with_unit_arrives_as_int_count",
         ),
     ),
+    Deviation(
+        id="ffi-builtin-exception-type-lost",
+        area="robustness",
+        expected="A builtin exception raised in a Python callback arrives as its own class after "
+        "crossing C++ or the Relax VM (seed 000: builtin types keep their type).",
+        actual="Only tvm-ffi's registered kinds keep their class (AssertionError, AttributeError, "
+        "IndexError, KeyError, MemoryError, RuntimeError, TypeError, ValueError); every other "
+        "Exception subclass (OSError and its family, ZeroDivisionError, StopIteration, "
+        "NotImplementedError, the warnings, ...) arrives as RuntimeError with its message "
+        "(tvm-ffi 0.1.13 - 0.1.15).",
+        raises="builtins.AssertionError",
+        tests=(
+            "//python/tests/robustness:exception_fidelity_test :: "
+            "test_builtin_exception_keeps_type[OSError-cpp]",
+            "//python/tests/robustness:exception_fidelity_test :: "
+            "test_builtin_exception_keeps_type[ZeroDivisionError-relax_vm]",
+        ),
+    ),
+    Deviation(
+        id="ffi-base-exception-becomes-runtime-error",
+        area="robustness",
+        expected="KeyboardInterrupt, SystemExit, GeneratorExit (BaseException subclasses that "
+        "`except Exception` must not catch) raised in a callback arrive as themselves.",
+        actual="They arrive as RuntimeError, which `except Exception` catches: a Ctrl-C or "
+        "sys.exit() inside a callback becomes an ordinary error (tvm-ffi 0.1.13 - 0.1.15).",
+        raises="builtins.AssertionError",
+        tests=(
+            "//python/tests/robustness:exception_fidelity_test :: "
+            "test_builtin_exception_keeps_type[KeyboardInterrupt-cpp]",
+            "//python/tests/robustness:exception_fidelity_test :: "
+            "test_builtin_exception_keeps_type[SystemExit-relax_vm]",
+        ),
+    ),
+    Deviation(
+        id="ffi-exception-args-stringified",
+        area="robustness",
+        expected="ValueError('a', 2, None) raised in a callback keeps its args after crossing.",
+        actual="The error crosses as its message: args become one str, \"('a', 2, None)\" "
+        "(tvm-ffi 0.1.13 - 0.1.15).",
+        raises="builtins.AssertionError",
+        tests=(
+            "//python/tests/robustness:exception_fidelity_test :: test_several_args_are_kept[cpp]",
+        ),
+    ),
+    Deviation(
+        id="ffi-exception-cause-notes-attrs-lost",
+        area="robustness",
+        expected="An exception raised in a callback keeps its __cause__, __notes__ and custom "
+        "attributes after crossing C++ or the Relax VM.",
+        actual="A new exception object is built from kind and message: __cause__ is None, "
+        "__notes__ and custom attributes are gone (tvm-ffi 0.1.13 - 0.1.15).",
+        raises="builtins.AssertionError",
+        tests=(
+            "//python/tests/robustness:exception_fidelity_test :: "
+            "test_cause_notes_and_attributes_are_kept[ValueError with __cause__-cpp]",
+        ),
+    ),
     # --- deployment --------------------------------------------------------------------------
 )
 

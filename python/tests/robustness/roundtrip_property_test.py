@@ -141,9 +141,7 @@ def values_strategy(beyond_int64: bool) -> Any:
         else [0, -1, 1, *INT64]
     )
     nan_payloads = st.tuples(st.integers(0, 1), st.integers(1, 2**52 - 1)).map(
-        lambda sp: struct.unpack("<d", struct.pack("<Q", (sp[0] << 63) | (0x7FF << 52) | sp[1]))[
-            0
-        ]
+        lambda sp: struct.unpack("<d", struct.pack("<Q", (sp[0] << 63) | (0x7FF << 52) | sp[1]))[0]
     )
     floats = st.floats(allow_nan=True, allow_infinity=True) | nan_payloads
     floats |= st.sampled_from([0.0, -0.0, math.inf, -math.inf, 5e-324, -5e-324])
