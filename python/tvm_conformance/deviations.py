@@ -263,6 +263,24 @@ DEVIATIONS: tuple[Deviation, ...] = (
             "test_cause_notes_and_attributes_are_kept[ValueError with __cause__-cpp]",
         ),
     ),
+    Deviation(
+        id="ffi-caught-error-not-picklable",
+        area="robustness",
+        expected="An exception caught after crossing C++ or the Relax VM pickles with its type "
+        "and args, as it does with tvm-ffi 0.1.14 and later.",
+        actual="With apache-tvm-ffi 0.1.13.post2 (TVM 0.26.0) it carries an ffi.Error in its "
+        "__dict__ (__tvm_ffi_error__); pickle.dumps raises TypeError 'Type `ffi.Error` does not "
+        "support ToJSONGraph'.",
+        raises="builtins.AssertionError",
+        tests=(
+            "//python/tests/robustness:exception_fidelity_test :: "
+            "test_every_caught_exception_pickles[cpp]",
+            "//python/tests/robustness:exception_fidelity_test :: "
+            "test_every_caught_exception_pickles[relax_vm]",
+        ),
+        lanes="tvm-ffi < 0.1.14 (tvm_prev)",
+        applies=lambda v: v.tvm_ffi < (0, 1, 14),
+    ),
     # --- deployment --------------------------------------------------------------------------
 )
 

@@ -12,6 +12,7 @@ The contract is full fidelity; what tvm-ffi loses is a listed deviation:
   ffi-base-exception-becomes-runtime-error  KeyboardInterrupt, SystemExit, GeneratorExit, ...
   ffi-exception-args-stringified        several / non-str args arrive as one str
   ffi-exception-cause-notes-attrs-lost  __cause__, __notes__ and custom attributes dropped
+  ffi-caught-error-not-picklable        tvm-ffi < 0.1.14 only: the caught error holds an ffi.Error
 """
 
 from __future__ import annotations
@@ -206,11 +207,10 @@ def test_builtin_exception_keeps_type(cls: type[BaseException], crossing: str) -
 
 @pytest.mark.parametrize("crossing", CROSSINGS)
 @pytest.mark.parametrize("cls_name", sorted(KEPT_TYPES - {"KeyError"}))
-def test_kept_exception_keeps_args_and_pickles(cls_name: str, crossing: str) -> None:
+def test_kept_exception_keeps_args(cls_name: str, crossing: str) -> None:
     raised = make_instance(getattr(builtins, cls_name))
     caught = cross(raised, crossing)
     assert caught.args == raised.args
-    assert _picklable(caught)
 
 
 @pytest.mark.parametrize("crossing", CROSSINGS)
@@ -237,6 +237,7 @@ def test_cause_notes_and_attributes_are_kept(case: str, crossing: str) -> None:
 
 
 @pytest.mark.parametrize("crossing", CROSSINGS)
+@deviations.xfail("ffi-caught-error-not-picklable")
 def test_every_caught_exception_pickles(crossing: str) -> None:
     """Whatever arrives (kept or converted) survives pickling with type and args."""
     failures = [
