@@ -20,6 +20,8 @@
 #include <string>
 #include <utility>
 
+#include "cpp/ext/checked_int.h"
+
 namespace tvm_conformance {
 namespace {
 
@@ -27,7 +29,8 @@ namespace ffi = tvm::ffi;
 
 // ---------------------------------------------------------------- function --
 
-// Sums any number of integer arguments; a non-integer is a TypeError.
+// Sums any number of integer arguments; a non-integer is a TypeError, an int64
+// overflow a ValueError.
 void VariadicSum(ffi::PackedArgs args, ffi::Any* ret) {
   int64_t total = 0;
   for (int i = 0; i < args.size(); ++i) {
@@ -37,9 +40,18 @@ void VariadicSum(ffi::PackedArgs args, ffi::Any* ret) {
           << "testing.variadic_sum: argument " << i << " has type `"
           << args[i].GetTypeKey() << "`, expected int";
     }
-    total += *value;
+    total = CheckedAdd("testing.variadic_sum", total, *value);
   }
   *ret = total;
+}
+
+// Returns its one argument unchanged; any other argument count is a TypeError.
+void AnyEcho(ffi::PackedArgs args, ffi::Any* ret) {
+  if (args.size() != 1) {
+    TVM_FFI_THROW(TypeError) << "testing.any_echo(value) takes exactly 1 "
+                             << "argument, got " << args.size();
+  }
+  *ret = args[0];
 }
 
 // Returns the FFI type key of every argument, in order.
@@ -114,21 +126,24 @@ void ThrowError(const ffi::String& kind, const ffi::String& message) {
 ffi::Function MakeCounter(int64_t start, int64_t step) {
   auto state = std::make_shared<int64_t>(start);
   return ffi::Function::FromTyped([state, step]() -> int64_t {
-    *state += step;
+    // On overflow the counter keeps its last value.
+    *state = CheckedAdd("testing.make_counter closure", *state, step);
     return *state;
   });
 }
 
 // Returns a closure computing `x + y` for the captured `y`.
 ffi::Function MakeAdder(int64_t y) {
-  return ffi::Function::FromTyped([y](int64_t x) { return x + y; });
+  return ffi::Function::FromTyped([y](int64_t x) {
+    return CheckedAdd("testing.make_adder closure", x, y);
+  });
 }
 
 // -------------------------------------------------------------- container --
 
 int64_t ArraySum(const ffi::Array<int64_t>& values) {
   int64_t total = 0;
-  for (int64_t v : values) total += v;
+  for (int64_t v : values) total = CheckedAdd("testing.array_sum", total, v);
   return total;
 }
 
@@ -188,9 +203,15 @@ ffi::Optional<ffi::String> OptionalLookup(const ffi::String& name) {
 
 // ----------------------------------------------------------------- device --
 
-// Returns the device with the same type and id + 1.
+// Returns the device with the same type and id + 1; an id that has no
+// successor (INT32_MAX) is a ValueError.
 DLDevice DeviceNext(DLDevice device) {
-  return DLDevice{device.device_type, device.device_id + 1};
+  int32_t next = 0;
+  if (__builtin_add_overflow(device.device_id, 1, &next)) {
+    TVM_FFI_THROW(ValueError) << "testing.device_next: device id "
+                              << device.device_id << " has no successor";
+  }
+  return DLDevice{device.device_type, next};
 }
 
 ffi::Array<int64_t> DeviceParts(DLDevice device) {
@@ -200,13 +221,46 @@ ffi::Array<int64_t> DeviceParts(DLDevice device) {
 
 // ----------------------------------------------------------------- tensor --
 
+// Names any dtype ("float64", "complex64", "int32x4", "code7_bits16") without
+// throwing. ffi::DLDataTypeToString throws for some codes (complex in tvm-ffi
+// 0.1.14); called inside a TVM_FFI_THROW message that second throw ends in
+// std::terminate, so error messages use this instead.
+std::string DescribeDType(DLDataType dt) {
+  std::string name;
+  switch (dt.code) {
+    case kDLInt:
+      name = "int";
+      break;
+    case kDLUInt:
+      name = "uint";
+      break;
+    case kDLFloat:
+      name = "float";
+      break;
+    case kDLBfloat:
+      name = "bfloat";
+      break;
+    case kDLComplex:
+      name = "complex";
+      break;
+    case kDLBool:
+      name = "bool";
+      break;
+    default:
+      name = "code" + std::to_string(static_cast<int>(dt.code)) + "_bits";
+  }
+  name += std::to_string(static_cast<int>(dt.bits));
+  if (dt.lanes != 1) name += "x" + std::to_string(static_cast<int>(dt.lanes));
+  return name;
+}
+
 // Checks that `t` is a contiguous float32 CPU tensor; raises a clear error
 // naming the function otherwise.
 void CheckFloat32Contiguous(const char* fname, const ffi::TensorView& t) {
   DLDataType dt = t.dtype();
   if (dt.code != kDLFloat || dt.bits != 32 || dt.lanes != 1) {
-    TVM_FFI_THROW(TypeError) << fname << ": expected dtype float32, got "
-                             << ffi::DLDataTypeToString(dt);
+    TVM_FFI_THROW(TypeError)
+        << fname << ": expected dtype float32, got " << DescribeDType(dt);
   }
   if (!t.IsContiguous()) {
     TVM_FFI_THROW(ValueError) << fname << ": expected a contiguous tensor";
@@ -237,23 +291,43 @@ ffi::Array<int64_t> TensorShape(ffi::TensorView t) {
   return out;
 }
 
-// CPU allocator for tensors created in C++.
-struct CPUAlloc {
-  void AllocData(DLTensor* tensor) {
-    const size_t bytes = static_cast<size_t>(ffi::GetDataSize(*tensor));
-    tensor->data = std::malloc(bytes == 0 ? 1 : bytes);
-  }
+// Hands a buffer the caller already allocated (and checked) to the tensor, so
+// nothing can fail inside FromNDAlloc; the tensor frees it.
+struct OwnedBufferAlloc {
+  void* buffer;
+  void AllocData(DLTensor* tensor) { tensor->data = buffer; }
   void FreeData(DLTensor* tensor) { std::free(tensor->data); }
 };
 
-// Returns a new float32 CPU tensor holding 0, 1, ..., n - 1.
+// The largest tensor_arange: 2^28 float32 elements (1 GiB). A fixture has no
+// use for more, and a larger request on a shared CI machine would only page.
+constexpr int64_t kMaxArangeElements = int64_t{1} << 28;
+
+// Returns a new float32 CPU tensor holding 0, 1, ..., n - 1. A negative n, or
+// one beyond kMaxArangeElements, is a ValueError; a failed allocation a
+// MemoryError.
 ffi::Tensor TensorArange(int64_t n) {
   if (n < 0) {
     TVM_FFI_THROW(ValueError) << "testing.tensor_arange: n must be >= 0";
   }
-  ffi::Tensor t = ffi::Tensor::FromNDAlloc(CPUAlloc(), ffi::Shape({n}),
-                                           DLDataType{kDLFloat, 32, 1},
-                                           DLDevice{kDLCPU, 0});
+  if (n > kMaxArangeElements) {
+    TVM_FFI_THROW(ValueError)
+        << "testing.tensor_arange: n = " << n << " exceeds the fixture's limit "
+        << "of " << kMaxArangeElements << " elements";
+  }
+  size_t bytes = 0;
+  if (__builtin_mul_overflow(static_cast<size_t>(n), sizeof(float), &bytes)) {
+    TVM_FFI_THROW(ValueError)
+        << "testing.tensor_arange: byte count of " << n << " floats overflows";
+  }
+  void* buffer = std::malloc(bytes == 0 ? 1 : bytes);
+  if (buffer == nullptr) {
+    TVM_FFI_THROW(MemoryError)
+        << "testing.tensor_arange: could not allocate " << bytes << " bytes";
+  }
+  ffi::Tensor t = ffi::Tensor::FromNDAlloc(
+      OwnedBufferAlloc{buffer}, ffi::Shape({n}), DLDataType{kDLFloat, 32, 1},
+      DLDevice{kDLCPU, 0});
   float* data = static_cast<float*>(t.data_ptr());
   for (int64_t i = 0; i < n; ++i) data[i] = static_cast<float>(i);
   return t;
@@ -266,8 +340,7 @@ TVM_FFI_STATIC_INIT_BLOCK() {
   refl::GlobalDef()
       .def_packed("testing.variadic_sum", VariadicSum)
       .def_packed("testing.variadic_type_keys", VariadicTypeKeys)
-      .def_packed("testing.any_echo",
-                  [](ffi::PackedArgs args, ffi::Any* ret) { *ret = args[0]; })
+      .def_packed("testing.any_echo", AnyEcho)
       .def_packed("testing.call_global", CallGlobal)
       .def_packed("testing.invoke", Invoke)
       .def("testing.call_n_times", CallNTimes)

@@ -6,10 +6,13 @@
 
 #include <cstdint>
 
+#include "cpp/ext/checked_int.h"
+
 namespace tvm_conformance {
 namespace {
 
-int64_t MyAdd(int64_t a, int64_t b) { return a + b; }
+// a + b; an int64 overflow is a ValueError, not a wrapped result.
+int64_t MyAdd(int64_t a, int64_t b) { return CheckedAdd("myadd", a, b); }
 
 void CallHello(tvm::ffi::Function f) { f(tvm::ffi::String("hello world")); }
 

@@ -3,6 +3,7 @@
 #include <tvm/ffi/function.h>
 
 #include <cstdint>
+#include <limits>
 
 #include "cpp/tests/test_util.h"
 
@@ -58,6 +59,27 @@ TEST(Closure, WrongArgumentToClosureIsTypeError) {
   ffi::Function add5 =
       RequireGlobal("testing.make_adder")(5).cast<ffi::Function>();
   EXPECT_FFI_ERROR(add5(1.5), "TypeError", "Expected `int` but got `float`");
+}
+
+TEST(Closure, AdderOverflowIsValueError) {
+  constexpr int64_t kMax = std::numeric_limits<int64_t>::max();
+  ffi::Function add_max =
+      RequireGlobal("testing.make_adder")(kMax).cast<ffi::Function>();
+  EXPECT_EQ(add_max(-1).cast<int64_t>(), kMax - 1);
+  EXPECT_FFI_ERROR(add_max(1), "ValueError",
+                   "testing.make_adder closure: int64 overflow");
+}
+
+TEST(Closure, CounterOverflowIsValueErrorAndKeepsState) {
+  constexpr int64_t kMin = std::numeric_limits<int64_t>::min();
+  ffi::Function down =
+      RequireGlobal("testing.make_counter")(kMin + 2, -1).cast<ffi::Function>();
+  EXPECT_EQ(down().cast<int64_t>(), kMin + 1);
+  EXPECT_EQ(down().cast<int64_t>(), kMin);
+  EXPECT_FFI_ERROR(down(), "ValueError",
+                   "testing.make_counter closure: int64 overflow");
+  // The failed step left the state alone: the next call fails the same way.
+  EXPECT_FFI_ERROR(down(), "ValueError", "-9223372036854775808 + -1");
 }
 
 }  // namespace

@@ -8,6 +8,7 @@
 #include <tvm/ffi/string.h>
 
 #include <cstdint>
+#include <limits>
 #include <string>
 
 #include "cpp/tests/test_util.h"
@@ -94,6 +95,13 @@ TEST(Container, OptionalReturn) {
       lookup(ffi::String("k")).cast<ffi::Optional<ffi::String>>();
   ASSERT_TRUE(found.has_value());
   EXPECT_EQ(std::string(*found), "found:k");
+}
+
+TEST(Container, ArraySumOverflowIsValueError) {
+  constexpr int64_t kMax = std::numeric_limits<int64_t>::max();
+  ffi::Array<int64_t> values{kMax, 1};
+  EXPECT_FFI_ERROR(RequireGlobal("testing.array_sum")(values), "ValueError",
+                   "testing.array_sum: int64 overflow");
 }
 
 }  // namespace

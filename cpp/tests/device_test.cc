@@ -6,6 +6,7 @@
 #include <tvm/ffi/function.h>
 
 #include <cstdint>
+#include <limits>
 
 #include "cpp/tests/test_util.h"
 
@@ -42,6 +43,13 @@ TEST(Device, DeviceRoundTripThroughEcho) {
 TEST(Device, NonDeviceArgumentIsTypeError) {
   EXPECT_FFI_ERROR(RequireGlobal("testing.device_next")(3), "TypeError",
                    "Expected `Device` but got `int`");
+}
+
+TEST(Device, DeviceNextOfLastIdIsValueError) {
+  constexpr int32_t kMax = std::numeric_limits<int32_t>::max();
+  EXPECT_FFI_ERROR(
+      RequireGlobal("testing.device_next")(DLDevice{kDLCUDA, kMax}),
+      "ValueError", "device id 2147483647 has no successor");
 }
 
 }  // namespace

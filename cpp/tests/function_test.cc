@@ -7,6 +7,7 @@
 #include <tvm/ffi/string.h>
 
 #include <cstdint>
+#include <limits>
 #include <string>
 #include <vector>
 
@@ -102,6 +103,20 @@ TEST(Function, WrongArgumentCountNamesSignature) {
 TEST(Function, WrongArgumentTypeNamesSignature) {
   EXPECT_FFI_ERROR(RequireGlobal("testing.array_sum")(ffi::String("x")),
                    "TypeError", "`testing.array_sum(0: Array<int>) -> int`");
+}
+
+TEST(Function, VariadicSumOverflowIsValueError) {
+  constexpr int64_t kMax = std::numeric_limits<int64_t>::max();
+  EXPECT_FFI_ERROR(RequireGlobal("testing.variadic_sum")(kMax, 1), "ValueError",
+                   "testing.variadic_sum: int64 overflow");
+}
+
+TEST(Function, AnyEchoTakesExactlyOneArgument) {
+  ffi::Function echo = RequireGlobal("testing.any_echo");
+  EXPECT_EQ(echo(42).cast<int64_t>(), 42);
+  EXPECT_FFI_ERROR(echo(), "TypeError",
+                   "testing.any_echo(value) takes exactly 1 argument, got 0");
+  EXPECT_FFI_ERROR(echo(1, 2), "TypeError", "got 2");
 }
 
 }  // namespace

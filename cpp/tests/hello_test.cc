@@ -4,6 +4,8 @@
 #include <tvm/ffi/function.h>
 #include <tvm/ffi/string.h>
 
+#include <cstdint>
+#include <limits>
 #include <string>
 
 #include "cpp/tests/test_util.h"
@@ -31,6 +33,17 @@ TEST(Hello, MyAddRejectsWrongArgumentType) {
   auto myadd = tvm::ffi::Function::GetGlobal("myadd");
   ASSERT_TRUE(myadd.has_value());
   EXPECT_FFI_ERROR((*myadd)(4, tvm::ffi::String("five")), "TypeError", "myadd");
+}
+
+TEST(Hello, MyAddOverflowIsValueError) {
+  auto myadd = tvm::ffi::Function::GetGlobal("myadd");
+  ASSERT_TRUE(myadd.has_value());
+  constexpr int64_t kMax = std::numeric_limits<int64_t>::max();
+  constexpr int64_t kMin = std::numeric_limits<int64_t>::min();
+  EXPECT_EQ((*myadd)(kMax, 0).cast<int64_t>(), kMax);
+  EXPECT_FFI_ERROR((*myadd)(kMax, 1), "ValueError",
+                   "myadd: int64 overflow in 9223372036854775807 + 1");
+  EXPECT_FFI_ERROR((*myadd)(kMin, -1), "ValueError", "myadd: int64 overflow");
 }
 
 }  // namespace

@@ -94,4 +94,43 @@ TEST(Tensor, NegativeSizeIsValueError) {
                    "n must be >= 0");
 }
 
+TEST(Tensor, ComplexDtypeIsTypeErrorNamingIt) {
+  // The error message names a complex dtype instead of aborting the process.
+  std::vector<float> buf(8, 0.0f);
+  std::vector<int64_t> shape{4};
+  DLTensor view =
+      MakeView(buf.data(), DLDataType{kDLComplex, 64, 1}, &shape, nullptr);
+  EXPECT_FFI_ERROR(RequireGlobal("testing.tensor_add_inplace")(&view, 1.0),
+                   "TypeError", "expected dtype float32, got complex64");
+}
+
+TEST(Tensor, ZeroStrideIsValueError) {
+  std::vector<float> buf{0.0f};
+  std::vector<int64_t> shape{4};
+  std::vector<int64_t> strides{0};
+  DLTensor view =
+      MakeView(buf.data(), DLDataType{kDLFloat, 32, 1}, &shape, &strides);
+  EXPECT_FFI_ERROR(RequireGlobal("testing.tensor_add_inplace")(&view, 1.0),
+                   "ValueError", "expected a contiguous tensor");
+  EXPECT_EQ(buf[0], 0.0f);
+}
+
+TEST(Tensor, NonCpuDeviceIsValueError) {
+  std::vector<float> buf(4, 0.0f);
+  std::vector<int64_t> shape{4};
+  DLTensor view =
+      MakeView(buf.data(), DLDataType{kDLFloat, 32, 1}, &shape, nullptr);
+  view.device = DLDevice{kDLCUDA, 0};
+  EXPECT_FFI_ERROR(RequireGlobal("testing.tensor_add_inplace")(&view, 1.0),
+                   "ValueError", "expected a CPU tensor");
+  EXPECT_EQ(buf, std::vector<float>(4, 0.0f));
+}
+
+TEST(Tensor, HugeArangeIsValueError) {
+  EXPECT_FFI_ERROR(RequireGlobal("testing.tensor_arange")(int64_t{1} << 40),
+                   "ValueError", "exceeds the fixture's limit");
+  EXPECT_FFI_ERROR(RequireGlobal("testing.tensor_arange")(int64_t{1} << 62),
+                   "ValueError", "exceeds the fixture's limit");
+}
+
 }  // namespace

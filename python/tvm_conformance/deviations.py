@@ -175,6 +175,14 @@ DEVIATIONS: tuple[Deviation, ...] = (
             "test_int_beyond_int64_through_echo_round_trips_as_bigint",
             "//python/tests/ffi:function_test :: test_int_beyond_int64_rejected_by_int_parameter",
             "//python/tests/ffi:function_test :: test_int_beyond_int64_in_array_rejected",
+            "//python/tests/robustness:fixture_bad_input_test :: "
+            "test_int_beyond_int64_into_fixture_is_type_error[myadd]",
+            "//python/tests/robustness:fixture_bad_input_test :: "
+            "test_int_beyond_int64_into_fixture_is_type_error[tensor_arange]",
+            "//python/tests/robustness:fixture_bad_input_test :: "
+            "test_int_beyond_int64_into_fixture_is_type_error[array_sum]",
+            "//python/tests/robustness:fixture_bad_input_test :: "
+            "test_int_beyond_int64_into_fixture_is_type_error[make_adder]",
         ),
         lanes="tvm-ffi < 0.1.14 (tvm_prev)",
         applies=lambda v: v.tvm_ffi < (0, 1, 14),
@@ -280,6 +288,135 @@ DEVIATIONS: tuple[Deviation, ...] = (
         ),
         lanes="tvm-ffi < 0.1.14 (tvm_prev)",
         applies=lambda v: v.tvm_ffi < (0, 1, 14),
+    ),
+    # Crashers: each test runs the reproducer in a child process (tvm_conformance.crash_isolation)
+    # and expects the clear error; today the child dies, so the test is a strict xfail raising
+    # ProcessCrashed. Measured alike with tvm-ffi 0.1.14.post0, 0.1.15.post2 and 0.1.13.post2.
+    Deviation(
+        id="robust-none-for-function-segfault",
+        area="robustness",
+        kind="crash",
+        expected="None passed where a C++ function takes an ffi::Function is rejected with a "
+        "TypeError naming the signature, as an int there is.",
+        actual="The process dies of SIGSEGV: `callhello(None)`, `testing.call_n_times(None, 3)` "
+        "and `testing.invoke(None)` (tvm-ffi 0.1.13.post2, 0.1.14.post0, 0.1.15.post2).",
+        raises="tvm_conformance.crash_isolation.ProcessCrashed",
+        tests=(
+            "//python/tests/robustness:known_crashers_test :: "
+            "test_none_where_cpp_function_expected_is_type_error[callhello]",
+            "//python/tests/robustness:known_crashers_test :: "
+            "test_none_where_cpp_function_expected_is_type_error[call_n_times]",
+            "//python/tests/robustness:known_crashers_test :: "
+            "test_none_where_cpp_function_expected_is_type_error[invoke]",
+        ),
+    ),
+    Deviation(
+        id="robust-relax-none-callable-segfault",
+        area="robustness",
+        kind="crash",
+        expected="None passed to a Relax function parameter annotated R.Callable is rejected "
+        "with an error before or when the VM calls it.",
+        actual="The process dies of SIGSEGV in both VM exec modes, bytecode and compiled "
+        "(TVM 0.26 / 0.27, tvm-ffi 0.1.13.post2, 0.1.14.post0, 0.1.15.post2).",
+        raises="tvm_conformance.crash_isolation.ProcessCrashed",
+        tests=(
+            "//python/tests/robustness:known_crashers_test :: "
+            "test_none_for_relax_callable_parameter_is_error[bytecode]",
+            "//python/tests/robustness:known_crashers_test :: "
+            "test_none_for_relax_callable_parameter_is_error[compiled]",
+        ),
+    ),
+    Deviation(
+        id="robust-deep-callback-recursion-segfault",
+        area="robustness",
+        kind="crash",
+        expected="Python -> C++ -> Python recursion (a callback calling testing.invoke on "
+        "itself) stops at the recursion limit with RecursionError, as pure Python does.",
+        actual="The process dies of SIGSEGV before RecursionError is raised (default recursion "
+        "limit 1000; tvm-ffi 0.1.13.post2, 0.1.14.post0, 0.1.15.post2).",
+        raises="tvm_conformance.crash_isolation.ProcessCrashed",
+        tests=(
+            "//python/tests/robustness:known_crashers_test :: "
+            "test_deep_python_cpp_recursion_is_recursion_error",
+        ),
+    ),
+    Deviation(
+        id="robust-lone-surrogate-error-segfault",
+        area="robustness",
+        kind="crash",
+        expected="A Python exception whose message holds a lone surrogate (chr(0xd800), as "
+        "os.fsdecode gives for undecodable file names) crosses C++ as that exception.",
+        actual="The process dies of SIGSEGV when the message is converted for C++ "
+        "(tvm-ffi 0.1.13.post2, 0.1.14.post0, 0.1.15.post2). An OSError whose filename holds "
+        "one crosses without a crash (as RuntimeError).",
+        raises="tvm_conformance.crash_isolation.ProcessCrashed",
+        tests=(
+            "//python/tests/robustness:known_crashers_test :: "
+            "test_exception_message_with_lone_surrogate_crosses_cpp",
+        ),
+    ),
+    Deviation(
+        id="robust-self-referential-container-segfault",
+        area="robustness",
+        kind="crash",
+        expected="Converting a list or dict that contains itself (an argument of an Any "
+        "parameter, or tvm.runtime.convert) raises an error (ValueError or RecursionError).",
+        actual="The process dies of SIGSEGV (unbounded recursion in the conversion; "
+        "tvm-ffi 0.1.13.post2, 0.1.14.post0, 0.1.15.post2).",
+        raises="tvm_conformance.crash_isolation.ProcessCrashed",
+        tests=(
+            "//python/tests/robustness:known_crashers_test :: "
+            "test_self_referential_container_is_error[list-echo]",
+            "//python/tests/robustness:known_crashers_test :: "
+            "test_self_referential_container_is_error[dict-echo]",
+            "//python/tests/robustness:known_crashers_test :: "
+            "test_self_referential_container_is_error[list-convert]",
+        ),
+    ),
+    Deviation(
+        id="robust-deep-nesting-segfault",
+        area="robustness",
+        kind="crash",
+        expected="A list or dict nested 50,000 deep passed to an Any parameter converts, or "
+        "raises RecursionError / ValueError.",
+        actual="The process dies of SIGSEGV (C stack overflow in the recursive conversion; "
+        "tvm-ffi 0.1.13.post2, 0.1.14.post0, 0.1.15.post2).",
+        raises="tvm_conformance.crash_isolation.ProcessCrashed",
+        tests=(
+            "//python/tests/robustness:known_crashers_test :: "
+            "test_deeply_nested_container_converts_or_is_error[list]",
+            "//python/tests/robustness:known_crashers_test :: "
+            "test_deeply_nested_container_converts_or_is_error[dict]",
+        ),
+    ),
+    Deviation(
+        id="robust-duplicate-global-registration-abort",
+        area="robustness",
+        kind="crash",
+        expected="Loading a second library that registers global names already registered "
+        "(here a copy of libhello.so: `myadd`, `callhello`) fails the load with an error.",
+        actual="The process aborts (SIGABRT): the registration error is thrown from a static "
+        "initialiser, ending in std::terminate ('Two GlobalDef().def registrations for the "
+        "same function'; tvm-ffi 0.1.13.post2, 0.1.14.post0, 0.1.15.post2).",
+        raises="tvm_conformance.crash_isolation.ProcessCrashed",
+        tests=(
+            "//python/tests/robustness:known_crashers_test :: "
+            "test_second_library_with_same_global_names_fails_to_load",
+        ),
+    ),
+    Deviation(
+        id="robust-requires-grad-tensor-accepted",
+        area="robustness",
+        expected="A torch tensor with requires_grad=True passed where a Tensor is required is "
+        "refused, as torch's own __dlpack__ refuses it (BufferError 'Can't export tensors "
+        "that require gradient, use tensor.detach()').",
+        actual="tvm-ffi takes it zero-copy; testing.tensor_add_inplace writes it behind "
+        "autograd's back (tvm-ffi 0.1.13.post2, 0.1.14.post0, 0.1.15.post2, torch 2.13).",
+        raises="_pytest.outcomes.Failed",
+        tests=(
+            "//python/tests/robustness:fixture_bad_input_test :: "
+            "test_requires_grad_torch_tensor_into_tensorview_fixture_is_rejected",
+        ),
     ),
     # --- deployment --------------------------------------------------------------------------
 )

@@ -3,6 +3,7 @@
   tvm_cc_extension  a shared library of TVM-FFI functions, loadable from Python, plus an
                     alwayslink cc_library of the same code for linking into gtests.
   tvm_cc_test       a googletest binary linked with libtvm_ffi.so and libtvm_runtime.so.
+  (Both C++ macros build with ASan / UBSan under --config=asan / --config=ubsan.)
   tvm_py_test       pytest over some files with the pinned venv, JUnit XML, strict markers and
                     the repo's plugin; one variant per TVM target when `targets` is given.
   tvm_exported_module  a file made at build time by a Python script with the pinned venv
@@ -18,6 +19,26 @@ TVM_DEFAULT_COPTS = [
     "-Wextra",
     "-Wno-unused-parameter",
 ]
+
+# Sanitizers for our own C++ (--config=asan / --config=ubsan set the build settings in
+# tools/config). Only the extensions and gtests are instrumented: libtvm_ffi.so,
+# libtvm_runtime.so (from the wheel) and googletest are not; .bazelrc sets the runtime options
+# that this needs. -O1 and frame pointers give readable stacks at a modest cost.
+_SANITIZER_COPTS = select({
+    "//tools/config:asan_enabled": ["-fsanitize=address", "-fno-omit-frame-pointer", "-O1", "-g"],
+    "//conditions:default": [],
+}) + select({
+    # Stop at the first finding, so a report fails the test instead of scrolling past.
+    "//tools/config:ubsan_enabled": ["-fsanitize=undefined", "-fno-sanitize-recover=all", "-g"],
+    "//conditions:default": [],
+})
+_SANITIZER_LINKOPTS = select({
+    "//tools/config:asan_enabled": ["-fsanitize=address"],
+    "//conditions:default": [],
+}) + select({
+    "//tools/config:ubsan_enabled": ["-fsanitize=undefined"],
+    "//conditions:default": [],
+})
 
 _TVM_FFI = "//third_party/python:tvm_ffi"
 _TVM_RUNTIME = "//third_party/python:tvm_runtime"
@@ -94,7 +115,8 @@ def tvm_cc_extension(name, srcs, deps = [], copts = [], visibility = ["//visibil
     native.cc_library(
         name = name + "_lib",
         srcs = srcs,
-        copts = TVM_DEFAULT_COPTS + copts,
+        copts = TVM_DEFAULT_COPTS + copts + _SANITIZER_COPTS,
+        linkopts = _SANITIZER_LINKOPTS,
         deps = deps + [_TVM_FFI],
         # Registration happens in static initialisers that nothing references.
         alwayslink = True,
@@ -131,7 +153,8 @@ def tvm_cc_test(name, srcs, deps = [], data = [], copts = [], env = {}, targets 
     _package_suites()
     common = dict(
         srcs = srcs,
-        copts = TVM_DEFAULT_COPTS + copts,
+        copts = TVM_DEFAULT_COPTS + copts + _SANITIZER_COPTS,
+        linkopts = _SANITIZER_LINKOPTS,
         deps = deps + [_TVM_RUNTIME, _TVM_FFI, _GTEST_MAIN],
         **kwargs
     )
