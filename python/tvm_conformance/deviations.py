@@ -188,6 +188,107 @@ DEVIATIONS: tuple[Deviation, ...] = (
         applies=lambda v: v.tvm_ffi < (0, 1, 14),
     ),
     # --- robustness (crashers, exception fidelity) --------------------------------------------
+    Deviation(
+        id="ffi-numpy-bool-opaque",
+        area="robustness",
+        expected="A numpy.bool_ scalar crosses the FFI as a bool, as numpy integer and floating "
+        "scalars cross as int and float (C++ sees a bool).",
+        actual="It crosses as ffi.OpaquePyObject: C++ cannot read it as a bool, and Python gets "
+        "the numpy.bool_ object back (tvm-ffi 0.1.13 - 0.1.15).",
+        raises="builtins.AssertionError",
+        tests=(
+            "//python/tests/robustness:roundtrip_property_test :: test_numpy_bool_arrives_as_bool",
+        ),
+    ),
+    Deviation(
+        id="ffi-numpy-timedelta64-typeerror",
+        area="robustness",
+        expected="A numpy.timedelta64 scalar with a unit crosses the FFI like one without (an "
+        "int count), or as an opaque object.",
+        actual="tvm-ffi treats it as an integer (it subclasses numpy.signedinteger) and calls "
+        "int() on it, which raises TypeError 'int() argument must be ... not "
+        "datetime.timedelta' naming neither the function nor the argument.",
+        raises="builtins.TypeError",
+        tests=(
+            "//python/tests/robustness:roundtrip_property_test :: "
+            "test_numpy_timedelta64_with_unit_arrives_as_int_count",
+        ),
+    ),
+    Deviation(
+        id="ffi-builtin-exception-type-lost",
+        area="robustness",
+        expected="A builtin exception raised in a Python callback arrives as its own class after "
+        "crossing C++ or the Relax VM (seed 000: builtin types keep their type).",
+        actual="Only tvm-ffi's registered kinds keep their class (AssertionError, AttributeError, "
+        "IndexError, KeyError, MemoryError, RuntimeError, TypeError, ValueError); every other "
+        "Exception subclass (OSError and its family, ZeroDivisionError, StopIteration, "
+        "NotImplementedError, the warnings, ...) arrives as RuntimeError with its message "
+        "(tvm-ffi 0.1.13 - 0.1.15).",
+        raises="builtins.AssertionError",
+        tests=(
+            "//python/tests/robustness:exception_fidelity_test :: "
+            "test_builtin_exception_keeps_type[OSError-cpp]",
+            "//python/tests/robustness:exception_fidelity_test :: "
+            "test_builtin_exception_keeps_type[ZeroDivisionError-relax_vm]",
+        ),
+    ),
+    Deviation(
+        id="ffi-base-exception-becomes-runtime-error",
+        area="robustness",
+        expected="KeyboardInterrupt, SystemExit, GeneratorExit (BaseException subclasses that "
+        "`except Exception` must not catch) raised in a callback arrive as themselves.",
+        actual="They arrive as RuntimeError, which `except Exception` catches: a Ctrl-C or "
+        "sys.exit() inside a callback becomes an ordinary error (tvm-ffi 0.1.13 - 0.1.15).",
+        raises="builtins.AssertionError",
+        tests=(
+            "//python/tests/robustness:exception_fidelity_test :: "
+            "test_builtin_exception_keeps_type[KeyboardInterrupt-cpp]",
+            "//python/tests/robustness:exception_fidelity_test :: "
+            "test_builtin_exception_keeps_type[SystemExit-relax_vm]",
+        ),
+    ),
+    Deviation(
+        id="ffi-exception-args-stringified",
+        area="robustness",
+        expected="ValueError('a', 2, None) raised in a callback keeps its args after crossing.",
+        actual="The error crosses as its message: args become one str, \"('a', 2, None)\" "
+        "(tvm-ffi 0.1.13 - 0.1.15).",
+        raises="builtins.AssertionError",
+        tests=(
+            "//python/tests/robustness:exception_fidelity_test :: test_several_args_are_kept[cpp]",
+        ),
+    ),
+    Deviation(
+        id="ffi-exception-cause-notes-attrs-lost",
+        area="robustness",
+        expected="An exception raised in a callback keeps its __cause__, __notes__ and custom "
+        "attributes after crossing C++ or the Relax VM.",
+        actual="A new exception object is built from kind and message: __cause__ is None, "
+        "__notes__ and custom attributes are gone (tvm-ffi 0.1.13 - 0.1.15).",
+        raises="builtins.AssertionError",
+        tests=(
+            "//python/tests/robustness:exception_fidelity_test :: "
+            "test_cause_notes_and_attributes_are_kept[ValueError with __cause__-cpp]",
+        ),
+    ),
+    Deviation(
+        id="ffi-caught-error-not-picklable",
+        area="robustness",
+        expected="An exception caught after crossing C++ or the Relax VM pickles with its type "
+        "and args, as it does with tvm-ffi 0.1.14 and later.",
+        actual="With apache-tvm-ffi 0.1.13.post2 (TVM 0.26.0) it carries an ffi.Error in its "
+        "__dict__ (__tvm_ffi_error__); pickle.dumps raises TypeError 'Type `ffi.Error` does not "
+        "support ToJSONGraph'.",
+        raises="builtins.AssertionError",
+        tests=(
+            "//python/tests/robustness:exception_fidelity_test :: "
+            "test_every_caught_exception_pickles[cpp]",
+            "//python/tests/robustness:exception_fidelity_test :: "
+            "test_every_caught_exception_pickles[relax_vm]",
+        ),
+        lanes="tvm-ffi < 0.1.14 (tvm_prev)",
+        applies=lambda v: v.tvm_ffi < (0, 1, 14),
+    ),
     # Crashers: each test runs the reproducer in a child process (tvm_conformance.crash_isolation)
     # and expects the clear error; today the child dies, so the test is a strict xfail raising
     # ProcessCrashed. Measured alike with tvm-ffi 0.1.14.post0, 0.1.15.post2 and 0.1.13.post2.

@@ -43,6 +43,7 @@ _SELECTION = pytest.StashKey["_targets.TargetSelection"]()
 _SOURCE = pytest.StashKey["tuple[str | None, str]"]()
 _SAVED_ENV = pytest.StashKey["str | None"]()
 _GPU_MISSES = pytest.StashKey["list[tuple[str, str]]"]()
+_HEADER_SHOWN = pytest.StashKey[bool]()
 # --tvm-variant value of the target-independent Bazel variant.
 INDEPENDENT = "independent"
 _MARKERS = (
@@ -170,13 +171,33 @@ def selection(config: pytest.Config) -> _targets.TargetSelection:
 
 @pytest.hookimpl(tryfirst=True)
 def pytest_sessionstart(session: pytest.Session) -> None:
-    """Resolve the targets before collection, so a bad entry stops the run early."""
-    selection(session.config)
+    """Resolve a given target list before collection, so a bad entry stops the run early.
+
+    TVM's default list is resolved only when a collected test needs it: parsing targets
+    imports TVM (seconds per process), which a session of tests that take no target (the
+    kit's own tools) never pays.
+    """
+    text, _ = session.config.stash[_SOURCE]
+    if text is not None:
+        selection(session.config)
 
 
 def pytest_report_header(config: pytest.Config) -> list[str]:
-    """Show the targets in force, where they came from and which cannot run."""
-    sel = selection(config)
+    """Show the targets in force, where they came from and which cannot run (if resolved)."""
+    if _SELECTION not in config.stash:
+        return []
+    config.stash[_HEADER_SHOWN] = True
+    return _selection_lines(selection(config))
+
+
+def pytest_report_collectionfinish(config: pytest.Config) -> list[str]:
+    """The same lines, after collection, for a default list that a collected test resolved."""
+    if config.stash.get(_HEADER_SHOWN, False) or _SELECTION not in config.stash:
+        return []
+    return _selection_lines(selection(config))
+
+
+def _selection_lines(sel: _targets.TargetSelection) -> list[str]:
     origin = f"{sel.source}={sel.raw!r}" if sel.raw else sel.source
     lines = [f"tvm targets: {', '.join(t.id for t in sel.active)} (from {origin})"]
     if sel.fallback is not None:
@@ -309,7 +330,6 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
 
     Runs before pytest's own ``-m`` filtering so the ``gpu`` mark counts.
     """
-    sel = selection(config)
     _select_variant(config, items)
     for item in items:
         lane = _lane_target(item)
@@ -322,6 +342,7 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
         if target is not None:
             if target.is_gpu and item.get_closest_marker(_testing.GPU_MARK) is None:
                 item.add_marker(_testing.GPU_MARK)
+            sel = selection(config)
             if sel.raw and not _in_force(target, sel):
                 item.add_marker(
                     pytest.mark.skip(
@@ -342,7 +363,7 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
                         )
                     )
         for mark in item.iter_markers(_testing.REQUIRES_MARK):
-            why = _targets.requirement_skip_reason(str(mark.args[0]), sel)
+            why = _targets.requirement_skip_reason(str(mark.args[0]), selection(config))
             if why:
                 item.add_marker(pytest.mark.skip(reason=why))
                 break

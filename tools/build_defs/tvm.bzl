@@ -182,6 +182,7 @@ def tvm_py_test(
         env = {},
         targets = None,
         target_independent = False,
+        uses_torch = False,
         tags = [],
         size = "medium",
         **kwargs):
@@ -204,6 +205,10 @@ def tvm_py_test(
         its own target alone).
       target_independent: with `targets`, the files also hold cases that take no target:
         they run once, in `<name>_independent`. Without it such cases are a usage error.
+      uses_torch: the tests use torch (DLPack with torch, model import). Otherwise the
+        runner keeps torch out of the process: tvm_ffi would import it eagerly (about 2.5 s
+        of every test process), TVM sees it as absent, and a test importing it fails
+        naming this attribute (tools/testing/pytest_runner.py).
       tags: extra tags.
       size: test size (TVM compiles make most tests medium).
       **kwargs: passed to py_test.
@@ -223,6 +228,7 @@ def tvm_py_test(
     # A package's conftest.py (shared fixtures) goes with every test of the package, as pytest
     # finds it beside the test files in runfiles.
     data = data + [_PYTEST_CONFIG] + native.glob(["conftest.py"])
+    env = dict(env, TVM_CONFORMANCE_TORCH = "1" if uses_torch else "0")
     if targets == None:
         if target_independent:
             fail("%s: target_independent needs `targets`" % name)

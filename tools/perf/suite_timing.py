@@ -9,6 +9,9 @@ Rows (choose with --rows; --quick drops `cold`):
   edit        a comment appended to one test file: only its targets re-run (then reverted)
   cold        a fresh clone in a temporary directory, new output base and new disk cache
               (pip's download cache may be warm)
+  floor       not a run: the part of the Bazel phase that one process per target costs,
+              (torch targets x `import tvm` + other TVM targets x `import tvm` without torch +
+              tool targets x a bare pytest start) / CPUs, each start timed here (median of 3)
 
 Run from anywhere with python3 (it drives the repo's ./bazelw and the Bazel venv's python):
   python3 tools/perf/suite_timing.py                    # everything, //...
@@ -33,7 +36,15 @@ import xml.etree.ElementTree as ET
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[2]
-ROWS = ("pytest", "bazel_test", "noop", "edit", "cold")
+ROWS = ("pytest", "bazel_test", "noop", "edit", "cold", "floor")
+# Test packages whose targets never import TVM (the kit's own tools), unless they use torch.
+_TOOL_PACKAGES = ("//tools/", "//python/tests/harness:")
+# Starting a test process three ways; torch is kept out as the runner does (absent to TVM).
+_STARTS = {
+    "torch": "import tvm",
+    "no_torch": "import sys; sys.modules['torch'] = None; import tvm",
+    "tool": "import pytest",
+}
 _SUMMARY = re.compile(
     r"Test cases in \d+ target\(s\): (\d+) passed, (\d+) failed, (\d+) skipped, (\d+) xfailed"
 )
@@ -169,6 +180,46 @@ def time_cold(targets: list[str]) -> Row:
         shutil.rmtree(tmp, ignore_errors=True)
 
 
+def _start_seconds(python: Path, code: str, repeats: int = 3) -> float:
+    times = sorted(_run([str(python), "-c", code], REPO)[0] for _ in range(repeats))
+    return times[len(times) // 2]
+
+
+def _query(bazelw: list[str], expression: str) -> set[str]:
+    _, out = _run([*bazelw, "query", "--noshow_progress", expression], REPO)
+    return {line for line in out.splitlines() if line.startswith("//")}
+
+
+def time_floor(bazelw: list[str], targets: list[str]) -> Row:
+    """What starting one process per py test costs at the least, spread over the CPUs."""
+    python = _venv_python(bazelw)
+    starts = {kind: _start_seconds(python, code) for kind, code in _STARTS.items()}
+    pattern = " + ".join(targets)
+    # The cuda variants are incompatible (not run) without --config=cuda.
+    py_tests = {
+        t for t in _query(bazelw, f"kind(py_test, tests({pattern}))") if not t.endswith("_cuda")
+    }
+    torch = py_tests & _query(
+        bazelw, f'attr(env, "TVM_CONFORMANCE_TORCH.?.?.?1", kind(py_test, {pattern}))'
+    )
+    tools = {t for t in py_tests - torch if t.startswith(_TOOL_PACKAGES)}
+    others = py_tests - torch - tools
+    cpus = os.cpu_count() or 1
+    cpu_seconds = (
+        len(torch) * starts["torch"]
+        + len(others) * starts["no_torch"]
+        + len(tools) * starts["tool"]
+    )
+    note = (
+        f"({len(torch)} x {starts['torch']:.2f} s import tvm with torch + {len(others)} x "
+        f"{starts['no_torch']:.2f} s without + {len(tools)} x {starts['tool']:.2f} s pytest "
+        f"only) / {cpus} CPUs"
+    )
+    return Row(
+        "floor", "process starts alone, spread over the CPUs", cpu_seconds / cpus, None, note
+    )
+
+
 def format_table(rows: list[Row]) -> str:
     """Rows with their ratio to the pytest row (or to the first row without one)."""
     base = next((r for r in rows if r.name == "pytest"), rows[0])
@@ -241,6 +292,8 @@ def main(argv: list[str] | None = None) -> int:
             measured.append(time_noop(bazelw, args.targets))
         elif name == "edit":
             measured.append(time_edit(bazelw, args.targets, args.edit_file))
+        elif name == "floor":
+            measured.append(time_floor(bazelw, args.targets))
         else:
             measured.append(time_cold(args.targets))
     print(

@@ -13,7 +13,8 @@ lane (`--//tools/config:lane`) merge into that lane (a later run's result of a t
 an earlier one); each lane x target x exec mode that ran is a column. Rows are the behaviours
 of docs/conformance.md, grouped by seed; a cell is passed, failed, skipped (reason), deviation
 (id), crashed (a deviation of kind crash) or not run. The lane header comes from the
-JUnit properties of //tools/report:lane_info_test and the run's run.json.
+JUnit properties of //tools/report:lane_info_test and the run's run.json. A lane whose run
+archived an `exception_fidelity.json` test output gets an 'Exception fidelity' section.
 """
 
 from __future__ import annotations
@@ -32,6 +33,18 @@ import conformance_check
 import results
 
 LANE_INFO_LABEL = "//tools/report:lane_info_test"
+# A JSON table a test writes into its undeclared outputs ({"title", "rows": [...]}); shown as
+# a section per lane (//python/tests/robustness:exception_fidelity_test writes it).
+FIDELITY_OUTPUT = "exception_fidelity.json"
+FIDELITY_COLUMNS = (
+    ("case", "case"),
+    ("crossing", "crossing"),
+    ("caught", "arrives as"),
+    ("type_kept", "type kept"),
+    ("args_kept", "args kept"),
+    ("picklable", "picklable"),
+    ("attribute_kept", "attribute kept"),
+)
 # Worst first: a cell with several cases shows the worst.
 CELL_ORDER = ("failed", "crashed", "deviation", "skipped", "passed", "not run")
 CELL_COLOURS = {
@@ -252,6 +265,11 @@ def build(
         )
     lane_reports = {}
     for lane in lanes.values():
+        fidelity: list[dict] = []
+        for label in sorted(lane.targets):
+            table = lane.targets[label].output_json(FIDELITY_OUTPUT)
+            if isinstance(table, dict) and isinstance(table.get("rows"), list):
+                fidelity = table["rows"]
         seen: dict[str, list[str]] = {}
         skips: collections.Counter[str] = collections.Counter()
         for label in sorted(lane.targets):
@@ -277,6 +295,7 @@ def build(
                 for dev_id, cases in sorted(seen.items())
             },
             "skips": dict(skips.most_common()),
+            "exception_fidelity": fidelity,
             "summary": summaries[lane.name],
             "summary_line": summary_line(lane.name, summaries[lane.name]["tvm"]),
         }
@@ -308,6 +327,14 @@ def _cell_text(cell: dict) -> str:
 
 def _md(text: str) -> str:
     return " ".join(str(text).split()).replace("|", "\\|")
+
+
+def _fidelity_value(row: dict, key: str) -> str:
+    value = row.get(key, "")
+    text = ("yes" if value else "NO") if isinstance(value, bool) else str(value)
+    if key == "attribute_kept" and "attribute" in row:
+        return f"{row['attribute']}: {text}"
+    return text
 
 
 def render_md(report: dict) -> str:
@@ -350,6 +377,14 @@ def render_md(report: dict) -> str:
         else:
             out += ["| cases | reason |", "|---|---|"]
             out += [f"| {n} | {_md(reason)} |" for reason, n in lane["skips"].items()]
+            out.append("")
+        if lane.get("exception_fidelity"):
+            out += [f"## Exception fidelity on lane {name}", ""]
+            out += ["| " + " | ".join(h for _, h in FIDELITY_COLUMNS) + " |"]
+            out += ["|" + "---|" * len(FIDELITY_COLUMNS)]
+            for row in lane["exception_fidelity"]:
+                values = [_md(_fidelity_value(row, k)) for k, _ in FIDELITY_COLUMNS]
+                out.append("| " + " | ".join(values) + " |")
             out.append("")
     return "\n".join(out)
 
@@ -423,6 +458,15 @@ def render_html(report: dict) -> str:
             parts.append("</table>")
         else:
             parts.append("<p>None.</p>")
+        if lane.get("exception_fidelity"):
+            parts.append(f"<h2>Exception fidelity on lane {e(name)}</h2><table><tr>")
+            parts += [f"<th>{e(h)}</th>" for _, h in FIDELITY_COLUMNS]
+            parts.append("</tr>")
+            for row in lane["exception_fidelity"]:
+                parts.append("<tr>")
+                parts += [f"<td>{e(_fidelity_value(row, k))}</td>" for k, _ in FIDELITY_COLUMNS]
+                parts.append("</tr>")
+            parts.append("</table>")
     parts.append("</body></html>\n")
     return "".join(parts)
 

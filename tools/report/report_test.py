@@ -6,7 +6,7 @@ from pathlib import Path
 import conformance_check
 import pytest
 import report
-from sample_runs import CONFORMANCE, DEVIATIONS_MD, build, runs
+from sample_runs import CONFORMANCE, DEVIATIONS_MD, FIDELITY_ROWS, build, runs
 
 
 def test_summary_line_per_lane_counts_behaviours_not_cases(tmp_path: Path) -> None:
@@ -64,6 +64,25 @@ def test_lane_header_deviations_skips_wall_time(tmp_path: Path) -> None:
     assert dev["kind"] == "crash" and dev["expected"] == "save_json works"
     assert dev["cases"] == ["//py:json_test :: test_save_json"]
     assert "ffi-save-json-crash" not in lanes["default"]["deviations"]
+
+
+def test_exception_fidelity_table_of_a_lane_is_shown_where_its_run_archived_one(
+    tmp_path: Path,
+) -> None:
+    built = build(tmp_path)
+    assert built["lanes"]["default"]["exception_fidelity"] == FIDELITY_ROWS
+    assert built["lanes"]["ffi_next"]["exception_fidelity"] == []
+    md = report.render_md(built)
+    assert "## Exception fidelity on lane default" in md
+    assert "Exception fidelity on lane ffi_next" not in md
+    assert "| OSError | cpp | RuntimeError | NO | yes | yes |  |" in md
+    assert (
+        "| ValueError with __notes__ | relax_vm | ValueError | yes | yes | yes | __notes__: NO |"
+        in md
+    )
+    page = report.render_html(built)
+    assert "<h2>Exception fidelity on lane default</h2>" in page
+    assert "<td>OSError</td><td>cpp</td><td>RuntimeError</td><td>NO</td>" in page
 
 
 def test_one_lane_gives_one_lane_report(tmp_path: Path) -> None:

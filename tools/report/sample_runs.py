@@ -53,6 +53,40 @@ def _cb(target: str, mode: str, outcome: str = "passed", message: str = "") -> s
     return case_xml(f"test_cb[{target}-{mode}]", outcome, message, properties=props)
 
 
+# The undeclared outputs of the default lane's //py:err_test: an exception fidelity table.
+FIDELITY_ROWS = [
+    {
+        "case": "ValueError",
+        "crossing": "cpp",
+        "caught": "ValueError",
+        "type_kept": True,
+        "args_kept": True,
+        "picklable": True,
+    },
+    {
+        "case": "OSError",
+        "crossing": "cpp",
+        "caught": "RuntimeError",
+        "type_kept": False,
+        "args_kept": True,
+        "picklable": True,
+    },
+    {
+        "case": "ValueError with __notes__",
+        "crossing": "relax_vm",
+        "caught": "ValueError",
+        "type_kept": True,
+        "args_kept": True,
+        "picklable": True,
+        "attribute": "__notes__",
+        "attribute_kept": False,
+    },
+]
+FIDELITY = {
+    report.FIDELITY_OUTPUT: json.dumps({"title": "Exception fidelity", "rows": FIDELITY_ROWS})
+}
+
+
 def runs(tmp_path: Path) -> list[results.Run]:
     """Three run archives under tmp_path/conformance-runs, read back."""
     default = {
@@ -85,7 +119,9 @@ def runs(tmp_path: Path) -> list[results.Run]:
         report.LANE_INFO_LABEL: LANE_INFO,
     }
     dirs = [
-        fake_runs.archive(tmp_path, default, start_ms=1_795_000_000_000),
+        fake_runs.archive(
+            tmp_path, default, start_ms=1_795_000_000_000, outputs={"//py:err_test": FIDELITY}
+        ),
         fake_runs.archive(
             tmp_path, cuda, ["--//tools/config:cuda=true"], start_ms=1_795_000_100_000
         ),

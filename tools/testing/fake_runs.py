@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import os
+import zipfile
 from pathlib import Path
 from xml.sax.saxutils import quoteattr
 
@@ -79,11 +80,13 @@ def write_bep(
     stale: dict[str, str] | None = None,
     start_ms: int = 1_795_000_000_000,
     statuses: dict[str, str] | None = None,
+    outputs: dict[str, dict[str, str]] | None = None,
 ) -> Path:
     """Write testlogs for `tests` (label -> JUnit text) and a BEP naming them; return the BEP.
 
     `stale` test.xml files are written to the same testlogs but named by no event (results of
-    an earlier invocation).
+    an earlier invocation). `outputs` (label -> {file name: text}) become the target's
+    undeclared outputs, zipped as Bazel does (test.outputs/outputs.zip) and named by its event.
     """
     testlogs = root / "testlogs"
     events: list[dict] = [
@@ -114,14 +117,22 @@ def write_bep(
         xml.write_text(text)
         if label not in tests:
             continue
+        action_outputs = [
+            {"name": "test.log", "uri": f"file://{xml.parent}/test.log"},
+            {"name": "test.xml", "uri": f"file://{xml}"},
+        ]
+        if label in (outputs or {}):
+            zipped = xml.parent / "test.outputs" / "outputs.zip"
+            zipped.parent.mkdir(parents=True, exist_ok=True)
+            with zipfile.ZipFile(zipped, "w") as archive_zip:
+                for file_name, text in outputs[label].items():  # type: ignore[index]
+                    archive_zip.writestr(file_name, text)
+            action_outputs.append({"name": "test.outputs__outputs.zip", "uri": f"file://{zipped}"})
         events.append(
             {
                 "id": {"testResult": {"label": label, "run": 1, "shard": 1, "attempt": 1}},
                 "testResult": {
-                    "testActionOutput": [
-                        {"name": "test.log", "uri": f"file://{xml.parent}/test.log"},
-                        {"name": "test.xml", "uri": f"file://{xml}"},
-                    ],
+                    "testActionOutput": action_outputs,
                     "testAttemptDurationMillis": "1500",
                     "status": (statuses or {}).get(
                         label, "FAILED" if "<failure" in text else "PASSED"

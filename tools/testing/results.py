@@ -10,6 +10,8 @@ archive: a directory that `./bazelw test` writes under `conformance-runs/` with
 
     build_events.json          the invocation's build events
     tests/<pkg>/<name>/test.xml a copy of every test.xml those events name (by label path)
+    tests/<pkg>/<name>/outputs.zip  the test's undeclared outputs ($TEST_UNDECLARED_OUTPUTS_DIR),
+                               where the events name one (e.g. exception_fidelity.json)
     run.json                   bazel args, exit code, start/end/wall time, lane, config flags
 
 Only what the build events name is read, never what `bazel-testlogs` still holds from earlier
@@ -30,6 +32,7 @@ import shutil
 import sys
 import urllib.parse
 import xml.etree.ElementTree as ET
+import zipfile
 from dataclasses import asdict, dataclass, field
 
 # pytest writes "Skipped: <reason>" or "<file>:<line>: <reason>" in some versions.
@@ -46,6 +49,9 @@ OUTCOMES = ("passed", "failed", "skipped", "xfailed", "disabled")
 ARCHIVE_EVENTS = "build_events.json"
 ARCHIVE_META = "run.json"
 ARCHIVE_TESTS = "tests"
+ARCHIVE_OUTPUTS = "outputs.zip"
+# The build event output name of a test's zipped undeclared outputs.
+_OUTPUTS_EVENT_NAME = "test.outputs__outputs.zip"
 
 
 @dataclass
@@ -86,6 +92,18 @@ class TargetResult:
     cases: list[Case] = field(default_factory=list)
     suite_properties: dict[str, str] = field(default_factory=dict)
     errors: list[str] = field(default_factory=list)  # unreadable / missing test.xml
+    outputs_paths: list[str] = field(default_factory=list)  # outputs.zip files that exist
+
+    def output_json(self, name: str) -> object | None:
+        """The JSON file `name` of the test's undeclared outputs (first shard that has it)."""
+        for path in self.outputs_paths:
+            try:
+                with zipfile.ZipFile(path) as archive:
+                    if name in archive.namelist():
+                        return json.loads(archive.read(name).decode("utf-8"))
+            except (OSError, zipfile.BadZipFile, ValueError):
+                continue
+        return None
 
     def case(self, case_id: str) -> Case | None:
         """The case a conformance row names (see Case.ids), or None."""
@@ -254,6 +272,12 @@ class _Attempt:
     cached: bool
     duration_s: float
     xml: str | None
+    outputs: str | None = None  # local outputs.zip, when the events name one by a file URI
+
+
+def archived_outputs(label: str, shard: int = 1, run: int = 1, shards: int = 1) -> str:
+    """Path (relative to a run archive) of the copy of one test's outputs.zip."""
+    return os.path.join(os.path.dirname(archived_xml(label, shard, run, shards)), ARCHIVE_OUTPUTS)
 
 
 def _local_testlog(workspace: str, label: str) -> str | None:
@@ -275,9 +299,11 @@ def _attempts(events: list[dict]) -> list[_Attempt]:
         if not test_id:
             continue
         result = event.get("testResult", {})
-        xml = None
+        xml = outputs = None
         for output in result.get("testActionOutput", []):
             uri = output.get("uri", "")
+            if output.get("name") == _OUTPUTS_EVENT_NAME and uri.startswith("file://"):
+                outputs = urllib.parse.unquote(uri[len("file://") :])
             if output.get("name") != "test.xml":
                 continue
             if uri.startswith("file://"):
@@ -295,6 +321,7 @@ def _attempts(events: list[dict]) -> list[_Attempt]:
                 cached=bool(result.get("cachedLocally") or info.get("cachedRemotely")),
                 duration_s=_millis(result.get("testAttemptDurationMillis")),
                 xml=xml,
+                outputs=outputs,
             )
         )
     # The last attempt of each (shard, run) counts (flaky retries).
@@ -353,9 +380,14 @@ def read_run(path: str) -> Run:
         target.duration_s += a.duration_s
         if archive:
             xml = os.path.join(path, archived_xml(a.label, a.shard, a.run, shard_count[a.label]))
+            outputs = os.path.join(
+                path, archived_outputs(a.label, a.shard, a.run, shard_count[a.label])
+            )
         else:
-            xml = a.xml or ""
+            xml, outputs = a.xml or "", a.outputs or ""
         target.xml_paths.append(xml)
+        if outputs and os.path.isfile(outputs):
+            target.outputs_paths.append(outputs)
         try:
             cases, props = read_junit(xml)
         except (OSError, ET.ParseError) as err:
@@ -393,6 +425,12 @@ def archive_run(
             shutil.copyfile(a.xml, target)
         else:
             missing.append(a.label)
+        if a.outputs and os.path.isfile(a.outputs):
+            outputs = os.path.join(
+                dest, archived_outputs(a.label, a.shard, a.run, shard_count[a.label])
+            )
+            os.makedirs(os.path.dirname(outputs), exist_ok=True)
+            shutil.copyfile(a.outputs, outputs)
     meta = {
         "bazel_args": args,
         "exit_code": exit_code,

@@ -124,6 +124,27 @@ def test_archive_copies_named_xml_only_and_records_the_run(tmp_path: Path) -> No
     assert run.meta["wall_s"] == 60
 
 
+def test_archive_keeps_undeclared_outputs_and_reads_their_json(tmp_path: Path) -> None:
+    table = {"title": "Exception fidelity", "rows": [{"case": "OSError", "type_kept": False}]}
+    path = fake_runs.archive(
+        tmp_path,
+        {
+            "//py:fidelity_test": junit([case_xml("test_table")]),
+            "//py:plain_test": junit([case_xml("test_plain")]),
+        },
+        outputs={"//py:fidelity_test": {"exception_fidelity.json": json.dumps(table)}},
+    )
+    assert Path(path, "tests/py/fidelity_test/outputs.zip").is_file()
+    assert not Path(path, "tests/py/plain_test/outputs.zip").exists()
+    # Read back from the archive, with the testlogs gone.
+    for zipped in Path(tmp_path).glob("work*/testlogs/**/outputs.zip"):
+        zipped.unlink()
+    run = results.read_run(path)
+    assert run.targets["//py:fidelity_test"].output_json("exception_fidelity.json") == table
+    assert run.targets["//py:fidelity_test"].output_json("other.json") is None
+    assert run.targets["//py:plain_test"].output_json("exception_fidelity.json") is None
+
+
 def test_unreadable_xml_is_an_error_of_its_target(tmp_path: Path) -> None:
     bep = fake_runs.write_bep(tmp_path, {"//pkg:broken": "<testsuites><testcase"})
     run = results.read_run(str(bep))

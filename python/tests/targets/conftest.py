@@ -12,6 +12,11 @@ from collections.abc import Callable
 
 import pytest
 
+# Imported here, in the outer session, on purpose: pytester drops the modules an in-process
+# inner run imported when it ends, and numpy's extension cannot be loaded twice in one process.
+# The plugin itself imports TVM only when a test takes a target.
+import tvm  # noqa: F401
+
 import tvm_conformance.targets
 
 InnerRun = Callable[..., pytest.RunResult]

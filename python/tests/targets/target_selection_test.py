@@ -1,8 +1,12 @@
 """Which targets a session runs on: TVM_TEST_TARGETS, defaults, bad entries, fallback."""
 
+import os
+from pathlib import Path
+
 import pytest
 import tvm.testing
 
+import tvm_conformance
 from tvm_conformance.targets import canonical_entry, from_environment
 from tvm_conformance.testing import enabled_targets
 
@@ -129,3 +133,31 @@ def test_enabled_targets_agree_with_tvm_testing(monkeypatch, listed: str) -> Non
     runnable_kinds = {t.kind for t in from_environment().runnable}
     for kind in ("llvm", "cuda", "metal", "opencl", "vulkan", "rocm"):
         assert tvm.testing.device_enabled(kind) == (kind in runnable_kinds), kind
+
+
+def test_session_whose_tests_take_no_target_never_imports_tvm(pytester, monkeypatch) -> None:
+    # A fresh interpreter: this process imported TVM long ago. The default list is resolved
+    # only when a test needs it, so the kit's own tool tests skip TVM's import.
+    pytester.makepyfile(
+        test_inner="""
+        import sys
+
+        def test_no_target():
+            assert "tvm" not in sys.modules
+        """
+    )
+    monkeypatch.delenv("TVM_TEST_TARGETS", raising=False)
+    package_root = str(Path(tvm_conformance.__file__).parents[1])
+    monkeypatch.setenv(
+        "PYTHONPATH", os.pathsep.join([package_root, os.environ.get("PYTHONPATH", "")])
+    )
+    result = pytester.runpytest_subprocess("-p", "tvm_conformance.pytest_plugin", "-v")
+    result.assert_outcomes(passed=1)
+    assert "tvm targets:" not in result.stdout.str()
+
+
+def test_default_list_header_follows_collection_when_a_test_takes_a_target(run_inner) -> None:
+    result = run_inner(IMPLICIT)
+    result.stdout.fnmatch_lines(
+        ["*collected *", "tvm targets: llvm, *(from tvm.testing.DEFAULT_TEST_TARGETS)"]
+    )

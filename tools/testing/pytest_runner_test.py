@@ -1,0 +1,80 @@
+"""The Bazel pytest runner keeps torch out of targets that do not declare uses_torch."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+# Beside this file in runfiles too (the runner is in every tvm_py_test's srcs).
+RUNNER = Path(__file__).with_name("pytest_runner.py")
+
+WITHOUT_TORCH = """
+import sys
+
+import pytest
+import tvm
+import tvm_ffi
+
+
+def test_tvm_and_tvm_ffi_import_and_see_no_torch():
+    assert "torch" not in sys.modules
+    assert tvm.runtime.tensor([1, 2]).numpy().tolist() == [1, 2]
+
+
+def test_a_test_importing_torch_gets_an_error_naming_the_fix():
+    with pytest.raises(RuntimeError, match="set uses_torch = True"):
+        import torch  # noqa: F401
+
+
+def test_importorskip_fails_instead_of_skipping():
+    with pytest.raises(RuntimeError, match="kept out of this test target"):
+        pytest.importorskip("torch")
+"""
+
+WITH_TORCH = """
+import sys
+
+import tvm_ffi  # noqa: F401
+
+
+def test_tvm_ffi_imports_torch_eagerly():
+    assert "torch" in sys.modules
+"""
+
+
+def _run_runner(tmp_path: Path, source: str, torch_flag: str) -> subprocess.CompletedProcess:
+    test_file = tmp_path / "inner_test.py"
+    test_file.write_text(textwrap.dedent(source))
+    env = dict(os.environ, TVM_CONFORMANCE_TORCH=torch_flag)
+    env.pop("XML_OUTPUT_FILE", None)
+    return subprocess.run(
+        [sys.executable, str(RUNNER), "-q", str(test_file)],
+        cwd=tmp_path,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+
+
+def test_torch_kept_out_when_the_target_does_not_use_it(tmp_path: Path) -> None:
+    proc = _run_runner(tmp_path, WITHOUT_TORCH, "0")
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert "3 passed" in proc.stdout
+
+
+def test_torch_present_when_the_target_uses_it(tmp_path: Path) -> None:
+    proc = _run_runner(tmp_path, WITH_TORCH, "1")
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert "1 passed" in proc.stdout
+
+
+def test_nothing_collected_fails_the_target(tmp_path: Path) -> None:
+    proc = _run_runner(tmp_path, "def helper():\n    return 1\n", "0")
+    assert proc.returncode == pytest.ExitCode.NO_TESTS_COLLECTED
+    assert "collected no tests; failing the target" in proc.stderr
