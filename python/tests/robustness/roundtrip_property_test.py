@@ -2,8 +2,9 @@
 
 Crossings: the C++ echo (`testing.any_echo`), a Python global called from C++ by name
 (`testing.call_global`), a C++ closure forwarding to a Python callable
-(`testing.robust.make_forwarding_closure`), and a Python callback called by a Relax VM
-function with an `R.Object` argument, in both exec modes.
+(`testing.robust.make_forwarding_closure`), and the Relax VM in both exec modes: a Python
+callback passed as an `R.Callable` argument, and a Python global called by name through
+`R.call_packed` and `R.call_pure_packed`, each with an `R.Object` argument.
 
 Each property runs in a worker process (this file run as a script) that writes the example it
 is about to send to a file before sending it, so a crash names its example and signal instead
@@ -195,8 +196,8 @@ def values_strategy(beyond_int64: bool) -> Any:
 # --------------------------------------------------------------------- crossings --
 
 
-def crossing_function(name: str) -> Any:
-    """A one-argument Python callable that sends its argument through crossing `name`."""
+def crossing_functions(name: str) -> list[Any]:
+    """One-argument Python callables that send their argument through crossing `name`."""
     import tvm
     import tvm_ffi
 
@@ -204,14 +205,14 @@ def crossing_function(name: str) -> Any:
 
     load_extension("ffi_testing")
     load_extension("robustness_testing")
+    tvm_ffi.register_global_func("robust.identity", lambda x: x, override=True)
     if name == "cpp_echo":
-        return tvm.get_global_func("testing.any_echo")
+        return [tvm.get_global_func("testing.any_echo")]
     if name == "python_global_from_cpp":
-        tvm_ffi.register_global_func("robust.identity", lambda x: x, override=True)
         call_global = tvm.get_global_func("testing.call_global")
-        return lambda v: call_global("robust.identity", v)
+        return [lambda v: call_global("robust.identity", v)]
     if name == "cpp_closure":
-        return tvm.get_global_func("testing.robust.make_forwarding_closure")(lambda x: x)
+        return [tvm.get_global_func("testing.robust.make_forwarding_closure")(lambda x: x)]
     if name.startswith("relax_vm_"):
         from tvm import relax
         from tvm.script import ir as I
@@ -224,14 +225,26 @@ def crossing_function(name: str) -> Any:
                 y = cb(x)
                 return y
 
+            @R.function(pure=False)
+            def packed(x: R.Object) -> R.Object:
+                y = R.call_packed("robust.identity", x, ty_args=R.Object)
+                return y
+
+            @R.function
+            def pure_packed(x: R.Object) -> R.Object:
+                y = R.call_pure_packed("robust.identity", x, ty_args=R.Object)
+                return y
+
         exe = relax.build(CallbackModule, target="llvm", exec_mode=name[len("relax_vm_") :])
         vm = relax.VirtualMachine(exe, tvm.cpu())
-        call = vm["call"]
+        call, packed, pure_packed = vm["call"], vm["packed"], vm["pure_packed"]
 
         def identity(x: Any) -> Any:
             return x
 
-        return lambda v: call(identity, v)
+        # A callback passed as an R.Callable argument, and a global called by name through
+        # R.call_packed and R.call_pure_packed.
+        return [lambda v: call(identity, v), packed, pure_packed]
     raise ValueError(f"unknown crossing {name!r}; known: {CROSSINGS}")
 
 
@@ -242,7 +255,7 @@ def run_worker(crossing: str, examples: int, last_path: str, result_path: str) -
     """Worker process body: run the property, write a JSON result (or die trying)."""
     from hypothesis import HealthCheck, given, settings
 
-    send = crossing_function(crossing)
+    sends = crossing_functions(crossing)
     beyond = not deviations.applies("ffi-int-beyond-int64-overflow")
     count = 0
     last = open(last_path, "w", encoding="utf-8")  # noqa: SIM115 (kept open for speed)
@@ -262,9 +275,12 @@ def run_worker(crossing: str, examples: int, last_path: str, result_path: str) -
         last.write(ascii(value))
         last.truncate()
         last.flush()
-        got = send(value)
         want = expected(value)
-        assert tagged(got) == want, f"sent {value!r}, got {got!r} ({type(got).__name__})"
+        for i, send in enumerate(sends):
+            got = send(value)
+            assert tagged(got) == want, (
+                f"path {i}: sent {value!r}, got {got!r} ({type(got).__name__})"
+            )
 
     start = time.perf_counter()
     status, error = "passed", ""
