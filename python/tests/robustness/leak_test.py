@@ -2,8 +2,8 @@
 
 Each check warms up (first-call caches, allocator arenas; 1,000 crossings), reads RSS,
 repeats the crossing (CALLBACKS or ROUND_TRIPS times), and fails when RSS grew more than the
-bound. The bound: a leak of one 64-byte object per call would grow RSS by >= 6.4 MB over 100,000 calls
-(1.9 MB over 30,000 round trips); with no leak, the growth measured on these machines
+bound. The bound: a leak of one 64-byte object per call would grow RSS by >= 6.4 MB over
+100,000 calls (1.9 MB over 30,000 round trips); with no leak, the growth measured on these machines
 (tvm-ffi 0.1.13 - 0.1.15) was 0 KiB for every check. 4 MB leaves room for allocator noise
 and still catches a per-call leak of 40 bytes (callbacks: a callback keeping one 40-byte
 bytes object per call grew RSS by 6.8 MB, checked by hand) or 140 bytes per round trip (a
