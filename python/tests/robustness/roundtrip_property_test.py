@@ -2,8 +2,9 @@
 
 Crossings: the C++ echo (`testing.any_echo`), a Python global called from C++ by name
 (`testing.call_global`), a C++ closure forwarding to a Python callable
-(`testing.robust.make_forwarding_closure`), and a Python callback called by a Relax VM
-function with an `R.Object` argument, in both exec modes.
+(`testing.robust.make_forwarding_closure`), and the Relax VM in both exec modes: a Python
+callback passed as an `R.Callable` argument, and a Python global called by name through
+`R.call_packed` and `R.call_pure_packed`, each with an `R.Object` argument.
 
 Each property runs in a worker process (this file run as a script) that writes the example it
 is about to send to a file before sending it, so a crash names its example and signal instead
@@ -19,11 +20,12 @@ The contract (measured on tvm-ffi 0.1.14, then decided):
   complex and numpy complex / datetime64 scalars: passed through as the same Python object.
 Left out of the generated values, each checked by its own deviation test below:
   numpy.bool_ (arrives as an opaque object, not bool: `ffi-numpy-bool-opaque`), numpy
-  timedelta64 with a unit (TypeError: `ffi-numpy-timedelta64-typeerror`), ints beyond int64
-  on tvm-ffi < 0.1.14 (`ffi-int-beyond-int64-overflow`), and lone surrogates in str (a known
-  crasher recorded by the crash-isolation tests of issue 12, section 3).
+  timedelta64 with a unit (TypeError: `ffi-numpy-timedelta64-typeerror`), ints (numpy
+  uint64 too) beyond int64 on tvm-ffi < 0.1.14 (`ffi-int-beyond-int64-overflow`), and lone
+  surrogates in str (a known crasher recorded by the crash-isolation tests of issue 12,
+  section 3).
 
-Profiles (ROBUST_PROFILE): `ci` (default, derandomized, ROBUST_CI_EXAMPLES per crossing) and
+Profiles (ROBUST_PROFILE): `ci` (default, derandomized, 200 examples per crossing) and
 `full` (>= 10,000 examples per crossing; the `roundtrip_property_full_test` target, tagged
 `long` and `manual`, in `//python/tests/robustness:long_tests`).
 """
@@ -152,7 +154,12 @@ def values_strategy(beyond_int64: bool) -> Any:
     binary = st.binary(max_size=20)
     numpy_ints = st.sampled_from(
         [np.int8, np.int16, np.int32, np.int64, np.uint8, np.uint16, np.uint32, np.uint64]
-    ).flatmap(lambda t: st.integers(int(np.iinfo(t).min), int(np.iinfo(t).max)).map(t))
+    ).flatmap(
+        lambda t: st.integers(
+            int(np.iinfo(t).min),
+            int(np.iinfo(t).max) if beyond_int64 else min(INT64[1], int(np.iinfo(t).max)),
+        ).map(t)
+    )
     numpy_floats = st.one_of(
         st.floats(width=16).map(np.float16),
         st.floats(width=32).map(np.float32),
@@ -195,8 +202,8 @@ def values_strategy(beyond_int64: bool) -> Any:
 # --------------------------------------------------------------------- crossings --
 
 
-def crossing_function(name: str) -> Any:
-    """A one-argument Python callable that sends its argument through crossing `name`."""
+def crossing_functions(name: str) -> list[Any]:
+    """One-argument Python callables that send their argument through crossing `name`."""
     import tvm
     import tvm_ffi
 
@@ -204,14 +211,14 @@ def crossing_function(name: str) -> Any:
 
     load_extension("ffi_testing")
     load_extension("robustness_testing")
+    tvm_ffi.register_global_func("robust.identity", lambda x: x, override=True)
     if name == "cpp_echo":
-        return tvm.get_global_func("testing.any_echo")
+        return [tvm.get_global_func("testing.any_echo")]
     if name == "python_global_from_cpp":
-        tvm_ffi.register_global_func("robust.identity", lambda x: x, override=True)
         call_global = tvm.get_global_func("testing.call_global")
-        return lambda v: call_global("robust.identity", v)
+        return [lambda v: call_global("robust.identity", v)]
     if name == "cpp_closure":
-        return tvm.get_global_func("testing.robust.make_forwarding_closure")(lambda x: x)
+        return [tvm.get_global_func("testing.robust.make_forwarding_closure")(lambda x: x)]
     if name.startswith("relax_vm_"):
         from tvm import relax
         from tvm.script import ir as I
@@ -224,14 +231,26 @@ def crossing_function(name: str) -> Any:
                 y = cb(x)
                 return y
 
+            @R.function(pure=False)
+            def packed(x: R.Object) -> R.Object:
+                y = R.call_packed("robust.identity", x, ty_args=R.Object)
+                return y
+
+            @R.function
+            def pure_packed(x: R.Object) -> R.Object:
+                y = R.call_pure_packed("robust.identity", x, ty_args=R.Object)
+                return y
+
         exe = relax.build(CallbackModule, target="llvm", exec_mode=name[len("relax_vm_") :])
         vm = relax.VirtualMachine(exe, tvm.cpu())
-        call = vm["call"]
+        call, packed, pure_packed = vm["call"], vm["packed"], vm["pure_packed"]
 
         def identity(x: Any) -> Any:
             return x
 
-        return lambda v: call(identity, v)
+        # A callback passed as an R.Callable argument, and a global called by name through
+        # R.call_packed and R.call_pure_packed.
+        return [lambda v: call(identity, v), packed, pure_packed]
     raise ValueError(f"unknown crossing {name!r}; known: {CROSSINGS}")
 
 
@@ -242,7 +261,7 @@ def run_worker(crossing: str, examples: int, last_path: str, result_path: str) -
     """Worker process body: run the property, write a JSON result (or die trying)."""
     from hypothesis import HealthCheck, given, settings
 
-    send = crossing_function(crossing)
+    sends = crossing_functions(crossing)
     beyond = not deviations.applies("ffi-int-beyond-int64-overflow")
     count = 0
     last = open(last_path, "w", encoding="utf-8")  # noqa: SIM115 (kept open for speed)
@@ -262,16 +281,20 @@ def run_worker(crossing: str, examples: int, last_path: str, result_path: str) -
         last.write(ascii(value))
         last.truncate()
         last.flush()
-        got = send(value)
         want = expected(value)
-        assert tagged(got) == want, f"sent {value!r}, got {got!r} ({type(got).__name__})"
+        for i, send in enumerate(sends):
+            got = send(value)
+            assert tagged(got) == want, (
+                f"path {i}: sent {value!r}, got {got!r} ({type(got).__name__})"
+            )
 
     start = time.perf_counter()
     status, error = "passed", ""
     try:
         prop()
-    except Exception as err:  # the falsifying example is in the message hypothesis adds
-        status, error = "failed", f"{type(err).__name__}: {err}"
+    except Exception as err:  # hypothesis adds the falsifying example as a note
+        notes = "\n".join(getattr(err, "__notes__", []))
+        status, error = "failed", f"{type(err).__name__}: {err}\n{notes}"
     Path(result_path).write_text(
         json.dumps(
             {
