@@ -14,6 +14,8 @@ import subprocess
 import sys
 from dataclasses import dataclass
 
+from tvm_conformance import torch_guard
+
 
 class ProcessCrashed(RuntimeError):
     """The child process died of a signal (SIGSEGV, SIGABRT, ...)."""
@@ -40,8 +42,12 @@ class Outcome:
 
 def run_isolated(code: str, timeout: float = 300.0) -> Outcome:
     """Run `code` with this interpreter in a fresh process; return how it ended."""
+    # The child keeps torch out as this process does (tvm_py_test without uses_torch).
     proc = subprocess.run(
-        [sys.executable, "-c", code], capture_output=True, text=True, timeout=timeout
+        [sys.executable, "-c", torch_guard.child_prelude() + code],
+        capture_output=True,
+        text=True,
+        timeout=timeout,
     )
     return Outcome(proc.returncode, proc.stdout, proc.stderr)
 

@@ -12,50 +12,18 @@ This runner only adds what Bazel asks of a test:
     when it is installed, which costs every test process seconds that only the torch
     interop and model-import tests need. TVM and tvm_ffi see torch as absent (their own
     optional-import path, as on a machine without torch); any other import of torch is an
-    error naming the fix, so a test never loses torch silently (``importorskip`` included).
+    error naming the fix, so a test never loses torch silently (``importorskip`` included;
+    ``tvm_conformance.torch_guard``).
 """
 
-import importlib.abc
 import os
 import sys
 
 sys.dont_write_bytecode = True
 
-# Packages that import torch optionally (try/except ImportError) and work without it.
-_OPTIONAL_TORCH_IMPORTERS = ("tvm_ffi", "tvm")
-_IMPORT_MACHINERY = ("importlib", "importlib._bootstrap", "importlib._bootstrap_external")
+from tvm_conformance import torch_guard  # noqa: E402
 
-
-class TorchKeptOut(importlib.abc.MetaPathFinder):
-    """Refuses ``import torch``: absent for TVM's optional imports, an error for tests."""
-
-    def find_spec(self, fullname: str, path: object = None, target: object = None) -> None:
-        """Raise for torch and its submodules; leave every other module alone."""
-        if fullname != "torch" and not fullname.startswith("torch."):
-            return None
-        importer = _importer_module()
-        why = "torch is kept out of this test target (tvm_py_test without uses_torch = True)"
-        if importer.split(".")[0] in _OPTIONAL_TORCH_IMPORTERS:
-            raise ModuleNotFoundError(why, name=fullname)
-        raise RuntimeError(
-            f"{why}, but {importer or 'a test'} imports {fullname}: set uses_torch = True on "
-            "the target's tvm_py_test"
-        )
-
-
-def _importer_module() -> str:
-    """The module whose code runs the import statement, past the import machinery."""
-    frame = sys._getframe(2)
-    while frame is not None:
-        name = frame.f_globals.get("__name__", "")
-        if not (name in _IMPORT_MACHINERY or frame.f_code.co_filename.startswith("<frozen")):
-            return name
-        frame = frame.f_back
-    return ""
-
-
-if os.environ.get("TVM_CONFORMANCE_TORCH") == "0":
-    sys.meta_path.insert(0, TorchKeptOut())
+torch_guard.install_from_environment()
 
 import pytest  # noqa: E402
 

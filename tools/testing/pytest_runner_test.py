@@ -50,7 +50,13 @@ def test_tvm_ffi_imports_torch_eagerly():
 def _run_runner(tmp_path: Path, source: str, torch_flag: str) -> subprocess.CompletedProcess:
     test_file = tmp_path / "inner_test.py"
     test_file.write_text(textwrap.dedent(source))
-    env = dict(os.environ, TVM_CONFORMANCE_TORCH=torch_flag)
+    # The runner imports tvm_conformance: give the child this process's path (plain pytest
+    # adds `python` to sys.path through pyproject.toml, not through PYTHONPATH).
+    env = dict(
+        os.environ,
+        TVM_CONFORMANCE_TORCH=torch_flag,
+        PYTHONPATH=os.pathsep.join(p for p in sys.path if p),
+    )
     env.pop("XML_OUTPUT_FILE", None)
     return subprocess.run(
         [sys.executable, str(RUNNER), "-q", str(test_file)],

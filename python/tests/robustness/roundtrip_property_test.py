@@ -388,4 +388,7 @@ def test_numpy_timedelta64_with_unit_arrives_as_int_count() -> None:
 
 
 if __name__ == "__main__":
+    from tvm_conformance import torch_guard
+
+    torch_guard.install_from_environment()  # as in the test process (uses_torch unset)
     run_worker(sys.argv[1], int(sys.argv[2]), sys.argv[3], sys.argv[4])
