@@ -262,7 +262,7 @@ def tvm_py_test(
 # the cuda export step compiles device code (third_party/cuda_stub/cuda_stub.c).
 _CUDA_DRIVER_STUB = "//third_party/cuda_stub:libcuda.so.1"
 
-def tvm_exported_module(name, script, out = None, args = [], deps = [], target = "llvm", visibility = None, **kwargs):
+def tvm_exported_module(name, script, out = None, args = [], srcs = [], deps = [], target = "llvm", visibility = None, **kwargs):
     """A build-time artefact written by `script` run with the venv's Python.
 
     `script` is made a py_binary (`<name>_builder`) and run by a genrule as
@@ -273,7 +273,9 @@ def tvm_exported_module(name, script, out = None, args = [], deps = [], target =
       name: genrule name; tests list `:<name>` (or the output file) in `data`.
       script: the Python source that builds the artefact; takes the output path last.
       out: the output file name; defaults to `<name>.so`.
-      args: arguments before the output path (e.g. ["--model", "mlp"]).
+      args: arguments before the output path (e.g. ["--model", "mlp"]); may use
+        $(location) / $(locations) of `srcs`.
+      srcs: input files of the step (built artefacts, sources).
       deps: extra py deps of the script.
       target: the TVM target the artefact is for. "cuda" artefacts exist only under
         --config=cuda (like the cuda test variants) and are built with the driver stand-in on
@@ -300,6 +302,7 @@ def tvm_exported_module(name, script, out = None, args = [], deps = [], target =
         env = "LD_LIBRARY_PATH=$$PWD/$$(dirname $(execpath %s)) " % _CUDA_DRIVER_STUB
     native.genrule(
         name = name,
+        srcs = srcs,
         outs = [out or name + ".so"],
         # The builder (and so the venv interpreter) comes from the exec configuration.
         tools = tools,

@@ -65,12 +65,16 @@ def tvm_closure(path: str) -> dict[str, str]:
         current = pending.pop()
         needed, runpath = dynamic_entries(current)
         origin = os.path.dirname(current)
-        dirs = [entry.replace("$ORIGIN", origin) for entry in runpath]
+        # The dynamic loader's order: LD_LIBRARY_PATH (set by the GPU-runner bundle), then the
+        # run path (Bazel's _solib directories).
+        dirs = [d for d in os.environ.get("LD_LIBRARY_PATH", "").split(os.pathsep) if d]
+        dirs += [entry.replace("$ORIGIN", origin) for entry in runpath]
         for name in needed:
             if not name.startswith("libtvm") or name in found:
                 continue
             hits = [os.path.join(d, name) for d in dirs if os.path.exists(os.path.join(d, name))]
-            assert hits, f"{current} needs {name}, which its run path {runpath} does not hold"
+            where = f"neither LD_LIBRARY_PATH nor its run path {runpath} holds it"
+            assert hits, f"{current} needs {name}: {where}"
             found[name] = os.path.realpath(hits[0])
             pending.append(found[name])
     return found
