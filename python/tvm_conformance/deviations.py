@@ -419,6 +419,34 @@ DEVIATIONS: tuple[Deviation, ...] = (
         ),
     ),
     # --- deployment --------------------------------------------------------------------------
+    Deviation(
+        id="deploy-relax-import-unclear",
+        area="deploy",
+        expected="In runtime-only TVM (TVM_USE_RUNTIME_LIB=1, or no compiler library), "
+        "`from tvm import relax` fails with an error saying the compiler library is not "
+        "loaded (an ImportError or RuntimeError naming it), as a deployed program needs.",
+        actual="It raises AttributeError: module 'tvm.ir._ffi_api' has no attribute "
+        "'RegisterOpAttr', from deep inside the import (TVM 0.27.0.post1 and 0.26.0).",
+        raises="builtins.AttributeError",
+        tests=(
+            "//python/tests/deploy:runtime_only_api_test :: "
+            "test_relax_import_says_the_compiler_is_absent",
+        ),
+    ),
+    Deviation(
+        id="deploy-compile-unclear",
+        area="deploy",
+        expected="In runtime-only TVM, reaching for tvm.compile (with an IRModule, the only "
+        "input it takes) fails with an error saying the compiler library is not loaded.",
+        actual="tvm.IRModule() raises AttributeError: module 'tvm.ir._ffi_api' has no "
+        "attribute 'IRModule' (tvm.target.Target likewise: no attribute 'Target'); nothing "
+        "names the missing compiler (TVM 0.27.0.post1 and 0.26.0).",
+        raises="builtins.AttributeError",
+        tests=(
+            "//python/tests/deploy:runtime_only_api_test :: "
+            "test_compile_says_the_compiler_is_absent",
+        ),
+    ),
 )
 
 

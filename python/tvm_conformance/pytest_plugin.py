@@ -423,7 +423,5 @@ def target(request: pytest.FixtureRequest) -> str:
 
 @pytest.fixture
 def dev(target: str) -> Any:
-    """``tvm.runtime.Device`` for ``target`` (device 0)."""
-    import tvm
-
-    return tvm.device_from_target(target)
+    """``tvm.runtime.Device`` for ``target`` (device 0); runtime-only TVM included."""
+    return _targets.runtime_device(target)

@@ -135,10 +135,72 @@ def default_entries() -> list[TargetEntry]:
     return list(getattr(tvm.testing, "DEFAULT_TEST_TARGETS", _BUILTIN_DEFAULT))
 
 
+# Runtime-only TVM (TVM_USE_RUNTIME_LIB=1, or a package without the compiler library) has no
+# tvm.target: kinds whose device is not named after them, for the runtime's own probe.
+_RUNTIME_DEVICE: dict[str, str] = {"llvm": "cpu", "c": "cpu", "nvptx": "cuda"}
+
+
+def compiler_loaded() -> bool:
+    """False in runtime-only TVM, where ``tvm.target`` and everything that compiles is absent."""
+    import tvm
+
+    return tvm.get_global_func("target.Target", allow_missing=True) is not None
+
+
+def runtime_device(entry: TargetEntry) -> Any:
+    """``tvm.runtime.Device`` 0 of a target entry; works in runtime-only TVM too."""
+    import tvm
+
+    if compiler_loaded():
+        return tvm.device_from_target(entry if isinstance(entry, str) else json.dumps(entry))
+    return tvm.device(_runtime_kind(entry)[1], 0)
+
+
+def _runtime_kind(entry: TargetEntry) -> tuple[str, str]:
+    """(target kind, device name) of an entry, read without tvm.target."""
+    if isinstance(entry, str) and entry.lstrip().startswith("{"):
+        entry = json.loads(entry)
+    kind = str(entry.get("kind", "")) if isinstance(entry, dict) else entry.split()[0]
+    return kind, _RUNTIME_DEVICE.get(kind, kind)
+
+
+def _describe_runtime_only(key: str, source: str) -> TargetInfo:
+    """A target described by the runtime alone: kind from the entry, runnable if the device
+    API is registered and device 0 exists (the compiler's target parser is absent)."""
+    import tvm
+
+    entry: TargetEntry = json.loads(key) if key.startswith("{") else key
+    kind, device_name = _runtime_kind(entry)
+    try:
+        device = tvm.device(device_name, 0)
+    except ValueError:
+        raise TargetSpecError(
+            f"{source} entry {key!r} is not a TVM target: unknown device kind {kind!r} "
+            "(runtime-only TVM)"
+        ) from None
+    is_gpu = kind in GPU_RUNTIMES or device_name in GPU_RUNTIMES
+    keys = (kind, "gpu") if is_gpu else (kind, "cpu")
+    if not tvm.runtime.enabled(device_name):
+        runnable, reason = (
+            False,
+            (
+                f"the {kind} runtime is not enabled in this TVM build "
+                "(not built in, or its driver library is missing)"
+            ),
+        )
+    elif not device.exist:
+        runnable, reason = False, f"no {device} device present"
+    else:
+        runnable, reason = True, ""
+    return TargetInfo(key, target_id(entry), kind, keys, runnable, reason)
+
+
 @functools.cache
 def _describe(key: str, source: str) -> TargetInfo:
     import tvm
 
+    if not compiler_loaded():
+        return _describe_runtime_only(key, source)
     entry: TargetEntry = json.loads(key) if key.startswith("{") else key
     try:
         tvm_target = tvm.target.Target(entry)

@@ -59,6 +59,7 @@ _TARGETS = {
         compatible_with = [],
         pytest_args = [],
         data = [],
+        gpu_lane_env = False,
     ),
     "cuda": struct(
         tags = ["gpu", "requires-gpu"],
@@ -76,6 +77,9 @@ _TARGETS = {
         # What the GPU probe found is an input of every cuda test action, so a result recorded
         # without a GPU never satisfies a GPU runner through a disk or remote cache.
         data = ["@gpu_detect//:gpu_presence"],
+        # gtests have no plugin: in the GPU lane they get TVM_CONFORMANCE_REQUIRE_GPU=1, and
+        # a case that cannot run fails instead of skipping (GTEST_SKIP).
+        gpu_lane_env = True,
     ),
 }
 
@@ -87,6 +91,16 @@ def _target_settings(target):
     if target not in _TARGETS:
         fail("unknown TVM test target %r; known: %s" % (target, ", ".join(sorted(_TARGETS.keys()))))
     return _TARGETS[target]
+
+def _cc_target_env(env, target, settings):
+    """A gtest variant's environment: `env`, TVM_TEST_TARGETS, and the GPU lane's flag."""
+    merged = dict(env, TVM_TEST_TARGETS = target)
+    if not settings.gpu_lane_env:
+        return merged
+    return select({
+        "//tools/config:require_gpu_enabled": dict(merged, TVM_CONFORMANCE_REQUIRE_GPU = "1"),
+        "//conditions:default": merged,
+    })
 
 def _package_suites():
     """`llvm_tests`, `cuda_tests`, `target_independent_tests` of this package, made once.
@@ -135,7 +149,7 @@ def tvm_cc_extension(name, srcs, deps = [], copts = [], visibility = ["//visibil
         visibility = visibility,
     )
 
-def tvm_cc_test(name, srcs, deps = [], data = [], copts = [], env = {}, targets = None, tags = [], **kwargs):
+def tvm_cc_test(name, srcs, deps = [], data = [], copts = [], env = {}, targets = None, target_data = {}, tags = [], **kwargs):
     """A googletest binary linked with tvm_ffi, tvm_runtime and gtest_main.
 
     Args:
@@ -146,7 +160,9 @@ def tvm_cc_test(name, srcs, deps = [], data = [], copts = [], env = {}, targets 
       copts: extra compiler options.
       env: environment of the test.
       targets: None for a target-independent test, or TVM targets (e.g. ["llvm", "cuda"]):
-        one variant each, with TVM_TEST_TARGETS set.
+        one variant each, with TVM_TEST_TARGETS set (and TVM_CONFORMANCE_REQUIRE_GPU=1 in
+        the GPU lane, for cuda).
+      target_data: {target: [files]}: runtime files of one variant only (its artefacts).
       tags: extra tags.
       **kwargs: passed to cc_test.
     """
@@ -165,10 +181,10 @@ def tvm_cc_test(name, srcs, deps = [], data = [], copts = [], env = {}, targets 
         settings = _target_settings(target)
         native.cc_test(
             name = "%s_%s" % (name, target),
-            env = dict(env, TVM_TEST_TARGETS = target),
+            env = _cc_target_env(env, target, settings),
             tags = tags + settings.tags + ["tvm_" + target],
             target_compatible_with = settings.compatible_with,
-            data = data + settings.data,
+            data = data + target_data.get(target, []) + settings.data,
             **common
         )
     native.test_suite(name = name, tests = [":%s_%s" % (name, t) for t in targets])
@@ -183,6 +199,7 @@ def tvm_py_test(
         targets = None,
         target_independent = False,
         uses_torch = False,
+        target_data = {},
         tags = [],
         size = "medium",
         **kwargs):
@@ -209,6 +226,7 @@ def tvm_py_test(
         runner keeps torch out of the process: tvm_ffi would import it eagerly (about 2.5 s
         of every test process), TVM sees it as absent, and a test importing it fails
         naming this attribute (tools/testing/pytest_runner.py).
+      target_data: {target: [files]}: runtime files of one variant only (its artefacts).
       tags: extra tags.
       size: test size (TVM compiles make most tests medium).
       **kwargs: passed to py_test.
@@ -261,7 +279,7 @@ def tvm_py_test(
         native.py_test(
             name = variants[-1],
             args = args + ["--tvm-variant=" + target] + orphans + settings.pytest_args + files,
-            data = data + settings.data,
+            data = data + target_data.get(target, []) + settings.data,
             env = dict(env, TVM_TEST_TARGETS = target),
             tags = tags + settings.tags + ["tvm_" + target],
             target_compatible_with = settings.compatible_with,
@@ -269,21 +287,32 @@ def tvm_py_test(
         )
     native.test_suite(name = name, tests = [":" + v for v in variants])
 
-def tvm_exported_module(name, script, out = None, deps = [], visibility = None, **kwargs):
+# The build-time libcuda.so.1 stand-in that lets TVM's CUDA runtime load where no driver is, so
+# the cuda export step compiles device code (third_party/cuda_stub/cuda_stub.c).
+_CUDA_DRIVER_STUB = "//third_party/cuda_stub:libcuda.so.1"
+
+def tvm_exported_module(name, script, out = None, args = [], srcs = [], deps = [], target = "llvm", visibility = None, **kwargs):
     """A build-time artefact written by `script` run with the venv's Python.
 
     `script` is made a py_binary (`<name>_builder`) and run by a genrule as
-    `<name>_builder $(location out)`; it must write exactly that file and nothing else, and the
-    same bytes on every run, so the action caches like any other.
+    `<name>_builder ARGS $(location out)`; it must write exactly that file and nothing else, and
+    the same bytes on every run, so the action caches like any other.
 
     Args:
       name: genrule name; tests list `:<name>` (or the output file) in `data`.
-      script: the Python source that builds the artefact; takes the output path as argv[1].
+      script: the Python source that builds the artefact; takes the output path last.
       out: the output file name; defaults to `<name>.so`.
+      args: arguments before the output path (e.g. ["--model", "mlp"]); may use
+        $(location) / $(locations) of `srcs`.
+      srcs: input files of the step (built artefacts, sources).
       deps: extra py deps of the script.
+      target: the TVM target the artefact is for. "cuda" artefacts exist only under
+        --config=cuda (like the cuda test variants) and are built with the driver stand-in on
+        LD_LIBRARY_PATH, so TVM compiles device code with nvcc even without a driver.
       visibility: visibility of the artefact (the builder stays private).
       **kwargs: passed to the genrule (e.g. tags).
     """
+    settings = _target_settings(target)
     builder = name + "_builder"
     native.py_binary(
         name = builder,
@@ -292,15 +321,23 @@ def tvm_exported_module(name, script, out = None, deps = [], visibility = None, 
         deps = deps,
         python_version = "PY3",
         srcs_version = "PY3",
+        target_compatible_with = settings.compatible_with,
         visibility = ["//visibility:private"],
     )
+    tools = [":" + builder]
+    env = ""
+    if target == "cuda":
+        tools.append(_CUDA_DRIVER_STUB)
+        env = "LD_LIBRARY_PATH=$$PWD/$$(dirname $(execpath %s)) " % _CUDA_DRIVER_STUB
     native.genrule(
         name = name,
+        srcs = srcs,
         outs = [out or name + ".so"],
         # The builder (and so the venv interpreter) comes from the exec configuration.
-        tools = [":" + builder],
-        cmd = "$(location :%s) $@" % builder,
+        tools = tools,
+        cmd = "%s$(location :%s) %s $@" % (env, builder, " ".join(args)),
         message = "Exporting %s" % name,
+        target_compatible_with = settings.compatible_with,
         visibility = visibility,
         **kwargs
     )

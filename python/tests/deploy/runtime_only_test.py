@@ -1,0 +1,152 @@
+"""Deployed artefacts run on TVM's runtime alone: no compiler library in the process.
+
+The artefacts are built once, by the build step, with the full TVM (artefact_builder.py and the
+Relax VM tests' own vm_exported_module.so); this process has TVM_USE_RUNTIME_LIB=1 set before
+`import tvm` (conftest.py). Each model runs through tvm.runtime.load_module and
+tvm.runtime.vm.VirtualMachine, and its numbers are checked against numpy computed here.
+The cuda variant runs the cuda artefacts where a GPU is, and otherwise skips with a reason
+(fails in the GPU lane); the fatbin check needs no GPU.
+"""
+
+import numpy as np
+import pytest
+import torch
+import tvm
+import tvm.runtime.vm
+import tvm_ffi
+
+from tvm_conformance import deploy
+from tvm_conformance.runfiles import rlocation
+from tvm_conformance.testing import compiles_for
+
+pytestmark = pytest.mark.usefixtures("runtime_only")
+
+MODELS = ("mul_add", "mlp", "callback")
+# Libraries a deployed process may map from TVM: tvm-ffi (with its testing library, which
+# tvm_ffi loads itself), the runtime and the runtime's CUDA sidecar.
+ALLOWED_TVM_LIBRARIES = {
+    "libtvm_ffi.so",
+    "libtvm_ffi_testing.so",
+    "libtvm_runtime.so",
+    "libtvm_runtime_cuda.so",
+}
+
+
+def load_vm(model: str, target: str, dev: tvm.runtime.Device) -> tvm.runtime.vm.VirtualMachine:
+    """The exported `model` for `target` in a VM on `dev`."""
+    library = tvm.runtime.load_module(rlocation(deploy.artefact(model, target)))
+    return tvm.runtime.vm.VirtualMachine(library, dev)
+
+
+def mlp_reference(x: np.ndarray) -> np.ndarray:
+    """The MLP in numpy: relu(x W1^T + b1) W2^T + b2, in float64."""
+    w = {k: v.astype("float64") for k, v in deploy.mlp_weights().items()}
+    hidden = np.maximum(x.astype("float64") @ w["fc1.weight"].T + w["fc1.bias"], 0.0)
+    return hidden @ w["fc2.weight"].T + w["fc2.bias"]
+
+
+def run_callback_model(target: str, dev: tvm.runtime.Device, x: np.ndarray) -> tuple:
+    """Run the callback artefact with this process's Python global; (output, seen inputs)."""
+    seen = []
+
+    def scale_and_shift(a: tvm.runtime.Tensor, out: tvm.runtime.Tensor) -> None:
+        value = a.numpy()
+        seen.append(value.copy())
+        out.copyfrom((value * 3.0 - 0.5).astype("float32"))
+
+    tvm_ffi.register_global_func(deploy.CALLBACK_GLOBAL, scale_and_shift, override=True)
+    vm = load_vm("callback", target, dev)
+    out = vm["main"](tvm.runtime.tensor(x, dev))
+    return out.numpy(), seen
+
+
+def test_mul_add_matches_numpy(target: str, dev: tvm.runtime.Device) -> None:
+    rng = np.random.default_rng(0)
+    x = rng.standard_normal((2, 3)).astype("float32")
+    y = rng.standard_normal((2, 3)).astype("float32")
+
+    out = load_vm("mul_add", target, dev)["main"](
+        tvm.runtime.tensor(x, dev), tvm.runtime.tensor(y, dev)
+    )
+
+    assert out.device == dev
+    np.testing.assert_allclose(out.numpy(), x * y + 1.0, rtol=1e-6)
+
+
+def test_torch_mlp_matches_numpy(target: str, dev: tvm.runtime.Device) -> None:
+    x = (
+        np.random.default_rng(1)
+        .standard_normal((deploy.MLP_BATCH, deploy.MLP_SHAPE[0]))
+        .astype("float32")
+    )
+
+    # An imported ExportedProgram returns a tuple of its outputs: one here.
+    (out,) = load_vm("mlp", target, dev)["main"](tvm.runtime.tensor(x, dev))
+
+    assert out.shape == (deploy.MLP_BATCH, deploy.MLP_SHAPE[2])
+    np.testing.assert_allclose(out.numpy(), mlp_reference(x), rtol=1e-4, atol=1e-5)
+
+
+def test_python_callback_of_deployed_process(target: str, dev: tvm.runtime.Device) -> None:
+    x = np.array([0.0, 1.5, -2.0, 4.25], dtype="float32")
+
+    out, seen = run_callback_model(target, dev, x)
+
+    assert len(seen) == 1
+    np.testing.assert_allclose(seen[0], x + 1.0, rtol=1e-6)
+    np.testing.assert_allclose(out, 2.0 * ((x + 1.0) * 3.0 - 0.5), rtol=1e-6)
+
+
+def test_callback_artefact_names_the_global(target: str) -> None:
+    # The builder spells the global in TVMScript; it must be the one this process registers.
+    with open(rlocation(deploy.artefact("callback", target)), "rb") as f:
+        assert deploy.CALLBACK_GLOBAL.encode() in f.read()
+
+
+def test_dlpack_in_and_out_with_torch(target: str, dev: tvm.runtime.Device) -> None:
+    x_torch = torch.arange(6, dtype=torch.float32).reshape(2, 3)
+    y_torch = torch.full((2, 3), 0.5)
+    x_host = tvm.runtime.from_dlpack(x_torch)
+    # DLPack shares memory: a write through torch is seen by the TVM tensor.
+    x_torch[0, 0] = 10.0
+    assert x_host.numpy()[0, 0] == 10.0
+    x, y = x_host.copyto(dev), tvm.runtime.from_dlpack(y_torch).copyto(dev)
+
+    out = load_vm("mul_add", target, dev)["main"](x, y)
+    out_torch = torch.from_dlpack(out.copyto(tvm.cpu()))
+
+    np.testing.assert_allclose(out_torch.numpy(), x_torch.numpy() * 0.5 + 1.0, rtol=1e-6)
+
+
+def test_compiler_library_never_loaded(target: str, dev: tvm.runtime.Device) -> None:
+    rng = np.random.default_rng(2)
+    load_vm("mul_add", target, dev)["main"](
+        tvm.runtime.tensor(rng.standard_normal((2, 3)).astype("float32"), dev),
+        tvm.runtime.tensor(rng.standard_normal((2, 3)).astype("float32"), dev),
+    )
+    load_vm("mlp", target, dev)["main"](
+        tvm.runtime.tensor(np.zeros((deploy.MLP_BATCH, deploy.MLP_SHAPE[0]), "float32"), dev)
+    )
+    run_callback_model(target, dev, np.zeros(4, dtype="float32"))
+
+    mapped = deploy.mapped_libraries()
+    tvm_libraries = {name for name in mapped if name.startswith("libtvm")}
+    assert deploy.compiler_libraries_mapped() == []
+    assert {"libtvm_ffi.so", "libtvm_runtime.so"} <= tvm_libraries
+    assert tvm_libraries <= ALLOWED_TVM_LIBRARIES, sorted(tvm_libraries - ALLOWED_TVM_LIBRARIES)
+
+
+@compiles_for("cuda")
+@pytest.mark.parametrize("model", MODELS)
+def test_cuda_artefact_carries_device_code_for_each_arch(model: str) -> None:
+    with open(rlocation(deploy.artefact(model, "cuda")), "rb") as f:
+        data = f.read()
+
+    images = deploy.fatbin_images(data)
+
+    cubins = sorted(arch for kind, arch in images if kind == "cubin")
+    ptx = sorted(arch for kind, arch in images if kind == "ptx")
+    assert cubins == sorted(int(a.removeprefix("sm_")) for a in deploy.CUDA_ARCHS)
+    assert ptx == [int(deploy.CUDA_ARCHS[-1].removeprefix("sm_"))]
+    # Device code only: no CUDA source left to compile where the artefact is loaded.
+    assert b"__global__" not in data

@@ -1,0 +1,140 @@
+"""The deployment contract: artefacts built once by the compiler, run by the runtime alone.
+
+Shared by the build step (python/tests/deploy/artefact_builder.py, with the full TVM) and the
+runtime-only tests (python/tests/deploy/, ``TVM_USE_RUNTIME_LIB=1``). Importing this module
+imports numpy only: a deployed process must not pull in TVM's compiler through it.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import os
+import struct
+from pathlib import Path
+
+import numpy as np
+
+# The one list of CUDA architectures the cuda artefacts carry (one cubin each, in one fatbin).
+CUDA_ARCHS: tuple[str, ...] = ("sm_80", "sm_90")
+
+# The Python global that the callback artefact calls with R.call_dps_packed; the runtime-only
+# process registers it.
+CALLBACK_GLOBAL = "testing.deploy_scale_and_shift"
+
+# MLP shapes (in -> hidden -> out) of the model exported from PyTorch.
+MLP_SHAPE: tuple[int, int, int] = (8, 16, 4)
+MLP_BATCH = 3
+
+# Libraries of TVM's compiler, by file name prefix (0.27: libtvm_compiler; before: libtvm).
+COMPILER_LIBRARIES: tuple[str, ...] = ("libtvm_compiler", "libtvm.so")
+
+
+def artefact(model: str, target: str) -> str:
+    """Workspace-relative path of the artefact of ``model`` built for ``target``.
+
+    The llvm ``mul_add`` model is the Relax VM tests' own artefact (built once, shared).
+    """
+    if model == "mul_add" and target == "llvm":
+        return "python/tests/relax/vm_exported_module.so"
+    return f"python/tests/deploy/{model}_{target}.so"
+
+
+def mlp_weights() -> dict[str, np.ndarray]:
+    """Deterministic MLP weights (PyTorch Linear layout: weight is [out, in]).
+
+    A closed form, so the build step and the tests agree without sharing a random state.
+    """
+    n_in, n_hidden, n_out = MLP_SHAPE
+
+    def ramp(shape: tuple[int, ...], scale: float, phase: float) -> np.ndarray:
+        count = int(np.prod(shape))
+        return (
+            (np.sin(np.arange(count, dtype=np.float64) * 0.37 + phase) * scale)
+            .reshape(shape)
+            .astype("float32")
+        )
+
+    return {
+        "fc1.weight": ramp((n_hidden, n_in), 0.5, 0.1),
+        "fc1.bias": ramp((n_hidden,), 0.2, 1.3),
+        "fc2.weight": ramp((n_out, n_hidden), 0.4, 2.2),
+        "fc2.bias": ramp((n_out,), 0.1, 0.7),
+    }
+
+
+def mapped_paths() -> set[str]:
+    """Paths of the shared libraries mapped into this process (/proc/self/maps)."""
+    paths = set()
+    with open("/proc/self/maps", encoding="utf-8") as maps:
+        for line in maps:
+            fields = line.split()
+            if len(fields) >= 6 and ".so" in os.path.basename(fields[5]):
+                paths.add(fields[5])
+    return paths
+
+
+def mapped_libraries() -> set[str]:
+    """File names of the shared libraries mapped into this process."""
+    return {os.path.basename(path) for path in mapped_paths()}
+
+
+def compiler_libraries_mapped() -> list[str]:
+    """The TVM compiler libraries mapped into this process (empty in a deployed process)."""
+    return sorted(
+        name for name in mapped_libraries() if any(name.startswith(p) for p in COMPILER_LIBRARIES)
+    )
+
+
+def load_cuda_runtime() -> str:
+    """Load TVM's CUDA runtime sidecar (``libtvm_runtime_cuda.so``) into this process.
+
+    ``import tvm`` loads it only when the compiler is loaded too (TVM 0.27 autoloads device
+    backends outside runtime-only mode), so a runtime-only process loads it itself. Returns ""
+    when loaded (or when this TVM has CUDA inside libtvm_runtime), else why it cannot load
+    (no such file, or libcuda.so.1 missing: no GPU driver).
+    """
+    import tvm
+
+    runtime = next(
+        (Path(p) for p in mapped_paths() if os.path.basename(p) == "libtvm_runtime.so"), None
+    )
+    if runtime is None:
+        return "libtvm_runtime.so is not loaded (import tvm first)"
+    sidecar = runtime.parent / "libtvm_runtime_cuda.so"
+    if not sidecar.exists():
+        return "" if tvm.runtime.enabled("cuda") else f"no {sidecar.name} beside {runtime.name}"
+    try:
+        ctypes.CDLL(str(sidecar), mode=ctypes.RTLD_LOCAL)
+    except OSError as err:
+        return f"{sidecar.name} does not load: {err}"
+    return ""
+
+
+# A CUDA fat binary: a 16-byte header (magic, version, header size, payload size), then images,
+# each with its own header: kind (1 PTX, 2 cubin) at 0, header size at 4, payload size at 8,
+# architecture (80 for sm_80) at 28. The layout nvcc, cuobjdump and the driver share.
+_FATBIN_MAGIC = 0xBA55ED50
+_FATBIN_KINDS = {1: "ptx", 2: "cubin"}
+
+
+def fatbin_images(data: bytes) -> list[tuple[str, int]]:
+    """(kind, architecture) of every image of every CUDA fat binary inside ``data``.
+
+    Raises ValueError when ``data`` holds no fat binary, or one whose sizes run past its end.
+    """
+    images: list[tuple[str, int]] = []
+    start = data.find(struct.pack("<I", _FATBIN_MAGIC))
+    if start < 0:
+        raise ValueError("no CUDA fat binary (magic 0xBA55ED50) in the data")
+    while start >= 0:
+        _, _, header_size, payload_size = struct.unpack_from("<IHHQ", data, start)
+        pos, end = start + header_size, start + header_size + payload_size
+        if end > len(data):
+            raise ValueError(f"fat binary at {start} runs past the end of the data")
+        while pos < end:
+            kind, _, image_header, image_size = struct.unpack_from("<HHIQ", data, pos)
+            (arch,) = struct.unpack_from("<I", data, pos + 28)
+            images.append((_FATBIN_KINDS.get(kind, f"kind{kind}"), arch))
+            pos += image_header + image_size
+        start = data.find(struct.pack("<I", _FATBIN_MAGIC), end)
+    return images

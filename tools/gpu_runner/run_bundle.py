@@ -1,0 +1,271 @@
+"""Run every test of the GPU-runner bundle and write a run archive the report tool reads.
+
+On a machine with Python 3.10-3.12, numpy, torch and a GPU driver (nothing else: no Bazel, no
+TVM, no network), `run.sh` unpacks the tvm-ffi wheel of this interpreter into `.site/`, then runs
+each test the way its Bazel target does, with TVM in runtime-only form:
+
+  python tests  //python/tests/deploy:runtime_only_test_{llvm,cuda}, :runtime_only_api_test,
+                :elf_deps_test (pytest with the repo's plugin and pyproject.toml)
+  C++ tests     //cpp/tests:deploy_vm_test_{llvm,cuda}, :vm_exported_module_test (gtest)
+
+Results go to `--out` (default `results/<UTC start>-gpu_runner/`) in the layout of a
+`./bazelw test` run archive (build_events.json, tests/<pkg>/<name>/test.xml, run.json), so
+`tools/testing/results.py show DIR`, the conformance check and //tools/report read it.
+A cuda case that cannot run (no device, no driver) fails unless `--no-require-gpu` (or
+TVM_CONFORMANCE_REQUIRE_GPU=0) is given: then it skips with its reason. The exit status is 0
+only when every test passed.
+"""
+
+import argparse
+import datetime
+import json
+import os
+import subprocess
+import sys
+import time
+import xml.etree.ElementTree as ET
+import zipfile
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+WORKSPACE = os.path.join(HERE, "tvm_conformance")
+PY_TAG = f"cp{sys.version_info[0]}{sys.version_info[1]}"
+
+
+def site_dir() -> str:
+    """`.site/<cpXY>/`: this interpreter's wheels, unpacked once."""
+    site = os.path.join(HERE, ".site", PY_TAG)
+    wheels = sorted(
+        w
+        for w in os.listdir(os.path.join(HERE, "wheels"))
+        if f"-{PY_TAG}-" in w or (w.endswith("-py3-none-any.whl") and PY_TAG == "cp310")
+    )
+    if not any(f"-{PY_TAG}-" in w for w in wheels):
+        sys.exit(
+            f"run.sh: no tvm-ffi wheel for Python {sys.version.split()[0]} ({PY_TAG}); "
+            "the bundle has: " + ", ".join(sorted(os.listdir(os.path.join(HERE, "wheels"))))
+        )
+    stamp = os.path.join(site, ".unpacked")
+    if not os.path.exists(stamp):
+        for wheel in wheels:
+            with zipfile.ZipFile(os.path.join(HERE, "wheels", wheel)) as zf:
+                zf.extractall(site)
+        for root, _, files in os.walk(os.path.join(site, "tvm_ffi")):
+            for name in files:
+                if ".so" in name:
+                    os.chmod(os.path.join(root, name), 0o755)
+        open(stamp, "w").close()
+    return site
+
+
+def tests(require_gpu: bool) -> list:
+    """(label, argv, extra env) of every test, as its Bazel target runs it."""
+    pytest = [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-q"]
+    deploy = "python/tests/deploy"
+    gpu = ["--tvm-require-gpu"] if require_gpu else []
+    gpu_env = {"TVM_CONFORMANCE_REQUIRE_GPU": "1" if require_gpu else "0"}
+    variant = ["--tvm-independent-cases=error"]
+    binary = os.path.join(WORKSPACE, "cpp", "tests")
+    return [
+        (
+            "//python/tests/deploy:runtime_only_test_llvm",
+            pytest + ["--tvm-variant=llvm", *variant, f"{deploy}/runtime_only_test.py"],
+            {"TVM_TEST_TARGETS": "llvm"},
+        ),
+        (
+            "//python/tests/deploy:runtime_only_test_cuda",
+            pytest
+            + [
+                "--tvm-variant=cuda",
+                *variant,
+                "--tvm-target-fallback=none",
+                *gpu,
+                f"{deploy}/runtime_only_test.py",
+            ],
+            {"TVM_TEST_TARGETS": "cuda"},
+        ),
+        # Target-independent: an explicit list, as Bazel's `_independent` variants, so the
+        # plugin does not ask tvm.testing (which needs ml_dtypes) for TVM's default list.
+        (
+            "//python/tests/deploy:runtime_only_api_test",
+            pytest + [f"{deploy}/runtime_only_api_test.py"],
+            {"TVM_TEST_TARGETS": "llvm"},
+        ),
+        (
+            "//python/tests/deploy:elf_deps_test",
+            pytest + [f"{deploy}/elf_deps_test.py"],
+            {"TVM_TEST_TARGETS": "llvm"},
+        ),
+        (
+            "//cpp/tests:deploy_vm_test_llvm",
+            [os.path.join(binary, "deploy_vm_test_llvm")],
+            {"TVM_TEST_TARGETS": "llvm"},
+        ),
+        (
+            "//cpp/tests:deploy_vm_test_cuda",
+            [os.path.join(binary, "deploy_vm_test_cuda")],
+            dict(gpu_env, TVM_TEST_TARGETS="cuda"),
+        ),
+        (
+            "//cpp/tests:vm_exported_module_test",
+            [os.path.join(binary, "vm_exported_module_test")],
+            {},
+        ),
+    ]
+
+
+def xml_path(out: str, label: str) -> str:
+    """`tests/<pkg>/<name>/test.xml` of a run archive (tools/testing/results.py)."""
+    package, _, name = label.lstrip("/").partition(":")
+    return os.path.join(out, "tests", *package.split("/"), name, "test.xml")
+
+
+def counts(xml: str) -> dict:
+    """tests / failures+errors / skipped of a JUnit file (pytest or gtest)."""
+    total = {"tests": 0, "failed": 0, "skipped": 0, "xfailed": 0}
+    try:
+        root = ET.parse(xml).getroot()
+    except (OSError, ET.ParseError):
+        return total
+    for case in root.iter("testcase"):
+        total["tests"] += 1
+        if case.find("failure") is not None or case.find("error") is not None:
+            total["failed"] += 1
+        elif (
+            case.find("skipped") is not None and case.find("skipped").get("type") == "pytest.xfail"
+        ):
+            total["xfailed"] += 1
+        elif case.find("skipped") is not None or case.get("result") == "skipped":
+            total["skipped"] += 1
+    return total
+
+
+def main() -> int:
+    """Run the tests; 0 when all passed."""
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--out", help="results directory (a run archive)")
+    parser.add_argument(
+        "--no-require-gpu",
+        action="store_true",
+        help="cuda cases that cannot run skip (default: they fail)",
+    )
+    args = parser.parse_args()
+    require_gpu = (
+        not args.no_require_gpu and os.environ.get("TVM_CONFORMANCE_REQUIRE_GPU", "1") != "0"
+    )
+    start = time.time()
+    stamp = datetime.datetime.fromtimestamp(start, datetime.timezone.utc).strftime("%Y%m%dT%H%M%SZ")
+    out = os.path.abspath(args.out or os.path.join(HERE, "results", f"{stamp}-gpu_runner"))
+    site = site_dir()
+    tvm_lib = os.path.join(HERE, "pylib", "tvm", "lib")
+    base_env = dict(os.environ)
+    for key in ("TEST_SRCDIR", "RUNFILES_DIR", "RUNFILES_MANIFEST_FILE", "PYTHONHOME"):
+        base_env.pop(key, None)
+    base_env.update(
+        PYTHONPATH=os.pathsep.join([site, os.path.join(HERE, "pylib")]),
+        PYTHONDONTWRITEBYTECODE="1",
+        TVM_USE_RUNTIME_LIB="1",
+        LD_LIBRARY_PATH=os.pathsep.join(
+            [os.path.join(site, "tvm_ffi", "lib"), tvm_lib, os.environ.get("LD_LIBRARY_PATH", "")]
+        ).rstrip(os.pathsep),
+    )
+    events = [
+        {"id": {"started": {}}, "started": {"startTimeMillis": str(int(start * 1000))}},
+        {
+            "id": {"structuredCommandLine": {"commandLineLabel": "canonical"}},
+            "structuredCommandLine": {
+                "commandLineLabel": "canonical",
+                "sections": [
+                    {
+                        "sectionLabel": "command options",
+                        "optionList": {
+                            "option": [
+                                {"combinedForm": "--//tools/config:cuda"},
+                                {
+                                    "combinedForm": "--//tools/config:require_gpu"
+                                    if require_gpu
+                                    else "--no//tools/config:require_gpu"
+                                },
+                            ]
+                        },
+                    }
+                ],
+            },
+        },
+    ]
+    failed = []
+    print(f"run.sh: Python {sys.version.split()[0]}, GPU required: {require_gpu}, results: {out}")
+    for label, argv, env in tests(require_gpu):
+        xml = xml_path(out, label)
+        os.makedirs(os.path.dirname(xml), exist_ok=True)
+        is_gtest = label.startswith("//cpp/")
+        argv = argv + ([f"--gtest_output=xml:{xml}"] if is_gtest else [f"--junitxml={xml}"])
+        run_env = dict(base_env, **env)
+        if is_gtest:  # test_util's Rlocation: $TEST_SRCDIR/$TEST_WORKSPACE/<path>
+            run_env.update(TEST_SRCDIR=HERE, TEST_WORKSPACE="tvm_conformance")
+        began = time.time()
+        proc = subprocess.run(
+            argv,
+            cwd=WORKSPACE,
+            env=run_env,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            text=True,
+        )
+        millis = int((time.time() - began) * 1000)
+        with open(os.path.join(os.path.dirname(xml), "test.log"), "w") as log:
+            log.write(proc.stdout)
+        status = "PASSED" if proc.returncode == 0 else "FAILED"
+        c = counts(xml)
+        print(
+            f"  {status:6} {label}: {c['tests']} cases, {c['failed']} failed, "
+            f"{c['skipped']} skipped, {c['xfailed']} xfailed ({millis / 1000:.1f} s)"
+        )
+        if proc.returncode != 0:
+            failed.append(label)
+            print("\n".join("      " + line for line in proc.stdout.splitlines()[-15:]))
+        events.append(
+            {
+                "id": {"testResult": {"label": label, "run": 1, "shard": 1, "attempt": 1}},
+                "testResult": {
+                    "status": status,
+                    "testAttemptDurationMillis": str(millis),
+                    "testActionOutput": [{"name": "test.xml", "uri": "file://" + xml}],
+                },
+            }
+        )
+        events.append(
+            {"id": {"testSummary": {"label": label}}, "testSummary": {"overallStatus": status}}
+        )
+    end = time.time()
+    events.append(
+        {
+            "id": {"buildFinished": {}},
+            "finished": {"finishTimeMillis": str(int(end * 1000)), "overallSuccess": not failed},
+        }
+    )
+    with open(os.path.join(out, "build_events.json"), "w") as f:
+        f.writelines(json.dumps(e) + "\n" for e in events)
+    meta = {
+        "runner": "gpu_runner bundle",
+        "python": sys.version.split()[0],
+        "require_gpu": require_gpu,
+        "exit_code": 1 if failed else 0,
+        "start": start,
+        "end": end,
+        "wall_s": round(end - start, 3),
+        "lane": "default",
+        "cuda": True,
+        "cuda_gpu": require_gpu,
+        "targets": len(tests(True)),
+    }
+    with open(os.path.join(out, "run.json"), "w") as f:
+        json.dump(meta, f, indent=1, sort_keys=True)
+    print(
+        f"run.sh: {len(tests(True)) - len(failed)} of {len(tests(True))} tests passed "
+        f"in {end - start:.1f} s" + (f"; failed: {', '.join(failed)}" if failed else "")
+    )
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
