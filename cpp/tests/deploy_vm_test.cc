@@ -28,6 +28,7 @@
 namespace {
 
 namespace ffi = tvm::ffi;
+using tvm_conformance::testing::RequireFunction;
 using tvm_conformance::testing::RequireGlobal;
 using tvm_conformance::testing::Rlocation;
 
@@ -92,15 +93,6 @@ DLDevice VariantDevice(std::string* why_not) {
 std::string Artefact() {
   return Target() == "cuda" ? "python/tests/deploy/mul_add_cuda.so"
                             : "python/tests/relax/vm_exported_module.so";
-}
-
-ffi::Function RequireFunction(const ffi::Module& module,
-                              const std::string& name) {
-  ffi::Optional<ffi::Function> func = module->GetFunction(name);
-  if (!func.has_value()) {
-    throw std::runtime_error("the module has no function " + name);
-  }
-  return *func;
 }
 
 // A float32 tensor on `device` holding `values`, through the runtime's globals.

@@ -34,5 +34,14 @@ tvm::ffi::Function RequireGlobal(const std::string& name) {
   return *func;
 }
 
+tvm::ffi::Function RequireFunction(const tvm::ffi::Module& module,
+                                   const std::string& name) {
+  tvm::ffi::Optional<tvm::ffi::Function> func = module->GetFunction(name);
+  if (!func.has_value()) {
+    throw std::runtime_error("the module has no function " + name);
+  }
+  return *func;
+}
+
 }  // namespace testing
 }  // namespace tvm_conformance

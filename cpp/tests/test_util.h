@@ -4,6 +4,7 @@
 
 #include <gtest/gtest.h>
 #include <tvm/ffi/error.h>
+#include <tvm/ffi/extra/module.h>
 #include <tvm/ffi/function.h>
 
 #include <string>
@@ -19,6 +20,12 @@ std::string Rlocation(const std::string& workspace_relative_path);
 // The global function `name`. Throws std::runtime_error (failing the test, not
 // crashing it on a null call) when no such global is registered.
 tvm::ffi::Function RequireGlobal(const std::string& name);
+
+// The module's function `name` (e.g. an exported library's
+// `vm_load_executable`). Throws std::runtime_error when the module has none,
+// failing the calling test before anything dereferences an empty Optional.
+tvm::ffi::Function RequireFunction(const tvm::ffi::Module& module,
+                                   const std::string& name);
 
 }  // namespace testing
 }  // namespace tvm_conformance

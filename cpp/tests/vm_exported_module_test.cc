@@ -18,6 +18,7 @@
 namespace {
 
 namespace ffi = tvm::ffi;
+using tvm_conformance::testing::RequireFunction;
 
 constexpr char kArtefact[] = "python/tests/relax/vm_exported_module.so";
 // Allocator kinds of vm_initialization (tvm/runtime/memory/memory_manager.h).
@@ -42,17 +43,6 @@ ffi::Tensor Float32(std::vector<int64_t> shape,
   float* data = static_cast<float*>(tensor.data_ptr());
   for (size_t i = 0; i < values.size(); ++i) data[i] = values[i];
   return tensor;
-}
-
-// The module's function `name`. A missing one throws, which fails the calling
-// test (gtest catches it) before anything dereferences an empty Optional.
-ffi::Function RequireFunction(const ffi::Module& module,
-                              const std::string& name) {
-  ffi::Optional<ffi::Function> func = module->GetFunction(name);
-  if (!func.has_value()) {
-    throw std::runtime_error("the module has no function " + name);
-  }
-  return *func;
 }
 
 // vm_load_executable on the library, then vm_initialization for the CPU.

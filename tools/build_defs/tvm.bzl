@@ -149,7 +149,7 @@ def tvm_cc_extension(name, srcs, deps = [], copts = [], visibility = ["//visibil
         visibility = visibility,
     )
 
-def tvm_cc_test(name, srcs, deps = [], data = [], copts = [], env = {}, targets = None, target_data = {}, tags = [], **kwargs):
+def tvm_cc_test(name, srcs, deps = [], data = [], copts = [], linkopts = [], env = {}, targets = None, target_data = {}, tags = [], **kwargs):
     """A googletest binary linked with tvm_ffi, tvm_runtime and gtest_main.
 
     Args:
@@ -158,6 +158,7 @@ def tvm_cc_test(name, srcs, deps = [], data = [], copts = [], env = {}, targets 
       deps: extra deps (extensions' `<name>_lib`, //cpp/tests:test_util).
       data: runtime files (artefacts), found with test_util's Rlocation.
       copts: extra compiler options.
+      linkopts: extra linker options (the sanitizer configs add theirs).
       env: environment of the test.
       targets: None for a target-independent test, or TVM targets (e.g. ["llvm", "cuda"]):
         one variant each, with TVM_TEST_TARGETS set (and TVM_CONFORMANCE_REQUIRE_GPU=1 in
@@ -170,7 +171,7 @@ def tvm_cc_test(name, srcs, deps = [], data = [], copts = [], env = {}, targets 
     common = dict(
         srcs = srcs,
         copts = TVM_DEFAULT_COPTS + copts + _SANITIZER_COPTS,
-        linkopts = _SANITIZER_LINKOPTS,
+        linkopts = linkopts + _SANITIZER_LINKOPTS,
         deps = deps + [_TVM_RUNTIME, _TVM_FFI, _GTEST_MAIN],
         **kwargs
     )
