@@ -14,7 +14,9 @@ an earlier one); each lane x target x exec mode that ran is a column. Rows are t
 of docs/conformance.md, grouped by seed; a cell is passed, failed, skipped (reason), deviation
 (id), crashed (a deviation of kind crash) or not run. The lane header comes from the
 JUnit properties of //tools/report:lane_info_test and the run's run.json. A lane whose run
-archived an `exception_fidelity.json` test output gets an 'Exception fidelity' section.
+archived an `exception_fidelity.json` test output gets an 'Exception fidelity' section; the
+`overhead.json` of //benchmarks:overhead_ratio_test becomes one 'FFI and VM overhead' table
+with a column per lane.
 """
 
 from __future__ import annotations
@@ -36,6 +38,9 @@ LANE_INFO_LABEL = "//tools/report:lane_info_test"
 # A JSON table a test writes into its undeclared outputs ({"title", "rows": [...]}); shown as
 # a section per lane (//python/tests/robustness:exception_fidelity_test writes it).
 FIDELITY_OUTPUT = "exception_fidelity.json"
+# ns per call beside an in-process floor ({"rows": [{"case", "ns", "floor", "floor_ns",
+# "ratio"}]}), written by //benchmarks:overhead_ratio_test.
+OVERHEAD_OUTPUT = "overhead.json"
 FIDELITY_COLUMNS = (
     ("case", "case"),
     ("crossing", "crossing"),
@@ -265,11 +270,8 @@ def build(
         )
     lane_reports = {}
     for lane in lanes.values():
-        fidelity: list[dict] = []
-        for label in sorted(lane.targets):
-            table = lane.targets[label].output_json(FIDELITY_OUTPUT)
-            if isinstance(table, dict) and isinstance(table.get("rows"), list):
-                fidelity = table["rows"]
+        fidelity = _output_rows(lane, FIDELITY_OUTPUT)
+        overhead = _output_rows(lane, OVERHEAD_OUTPUT)
         seen: dict[str, list[str]] = {}
         skips: collections.Counter[str] = collections.Counter()
         for label in sorted(lane.targets):
@@ -296,6 +298,7 @@ def build(
             },
             "skips": dict(skips.most_common()),
             "exception_fidelity": fidelity,
+            "overhead": overhead,
             "summary": summaries[lane.name],
             "summary_line": summary_line(lane.name, summaries[lane.name]["tvm"]),
         }
@@ -305,6 +308,33 @@ def build(
         "columns": ["|".join(c) for c in columns],
         "matrix": matrix,
     }
+
+
+def _output_rows(lane: Lane, name: str) -> list[dict]:
+    """The `rows` of the JSON table `name` that a target of the lane wrote, or []."""
+    rows: list[dict] = []
+    for label in sorted(lane.targets):
+        table = lane.targets[label].output_json(name)
+        if isinstance(table, dict) and isinstance(table.get("rows"), list):
+            rows = table["rows"]
+    return rows
+
+
+def overhead_table(report: dict) -> tuple[list[str], list[list[str]]]:
+    """Lanes that measured the overhead, and a row per case: case, floor, `ns (ratio x)` each."""
+    lanes = [name for name, lane in report["lanes"].items() if lane.get("overhead")]
+    cases: dict[tuple[str, str], dict[str, str]] = {}
+    for name in lanes:
+        for row in report["lanes"][name]["overhead"]:
+            key = (str(row.get("case", "?")), str(row.get("floor", "?")))
+            cases.setdefault(key, {})[name] = (
+                f"{float(row.get('ns', 0)):.0f} ({float(row.get('ratio', 0)):.2f}x)"
+            )
+    rows = [
+        [case, floor] + [by_lane.get(n, "") for n in lanes]
+        for (case, floor), by_lane in cases.items()
+    ]
+    return lanes, rows
 
 
 def summary_line(lane: str, s: dict[str, int]) -> str:
@@ -337,6 +367,12 @@ def _fidelity_value(row: dict, key: str) -> str:
     return text
 
 
+OVERHEAD_NOTE = (
+    "ns per call (ratio to a floor timed in the same process), from "
+    "//benchmarks:overhead_ratio_test; compare ratios across machines, not ns."
+)
+
+
 def render_md(report: dict) -> str:
     """report.md."""
     out = ["# TVM conformance report", "", f"Generated {report['generated']}.", ""]
@@ -359,6 +395,13 @@ def render_md(report: dict) -> str:
         cells = [_md(_cell_text(row["cells"].get(c, {"status": "not run"}))) for c in cols]
         out.append(f"| {row['seed']} | {_md(row['behaviour'])} | " + " | ".join(cells) + " |")
     out.append("")
+    overhead_lanes, overhead_rows = overhead_table(report)
+    if overhead_lanes:
+        out += ["## FFI and VM overhead", "", OVERHEAD_NOTE, ""]
+        header = ["case", "floor"] + [f"lane {n}" for n in overhead_lanes]
+        out += ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
+        out += ["| " + " | ".join(_md(c) for c in row) + " |" for row in overhead_rows]
+        out.append("")
     for name, lane in report["lanes"].items():
         out += [f"## Known deviations on lane {name}", ""]
         if not lane["deviations"]:
@@ -436,6 +479,15 @@ def render_html(report: dict) -> str:
             parts.append(f"<td class='{cls}'>{e(_cell_text(cell))}</td>")
         parts.append("</tr>")
     parts.append("</table>")
+    overhead_lanes, overhead_rows = overhead_table(report)
+    if overhead_lanes:
+        parts.append(f"<h2>FFI and VM overhead</h2><p>{e(OVERHEAD_NOTE)}</p><table><tr>")
+        parts += [f"<th>{e(h)}</th>" for h in ["case", "floor"]]
+        parts += [f"<th>lane {e(n)}</th>" for n in overhead_lanes]
+        parts.append("</tr>")
+        for row in overhead_rows:
+            parts.append("<tr>" + "".join(f"<td>{e(c)}</td>" for c in row) + "</tr>")
+        parts.append("</table>")
     for name, lane in report["lanes"].items():
         parts.append(f"<h2>Known deviations on lane {e(name)}</h2>")
         if lane["deviations"]:

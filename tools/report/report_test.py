@@ -119,3 +119,14 @@ def test_main_without_runs_is_a_clear_error(
     monkeypatch.setenv("BUILD_WORKSPACE_DIRECTORY", str(tmp_path))
     assert report.main([]) == 1
     assert "run ./bazelw test first" in capsys.readouterr().err
+
+
+def test_overhead_figures_are_one_table_with_a_column_per_lane(tmp_path: Path) -> None:
+    built = build(tmp_path)
+    lanes, rows = report.overhead_table(built)
+    assert lanes == ["default", "ffi_next"]
+    assert rows == [["tvm_ffi add", "ctypes add", "400 (0.80x)", "250 (0.50x)"]]
+    md = report.render_md(built)
+    assert "## FFI and VM overhead" in md
+    assert "| tvm_ffi add | ctypes add | 400 (0.80x) | 250 (0.50x) |" in md
+    assert "<th>lane ffi_next</th>" in report.render_html(built)

@@ -87,6 +87,24 @@ FIDELITY = {
 }
 
 
+# //benchmarks:overhead_ratio_test's figures, per lane (its undeclared outputs).
+def _overhead(add_ns: float, ratio: float) -> dict[str, str]:
+    rows = [
+        {
+            "case": "tvm_ffi add",
+            "ns": add_ns,
+            "floor": "ctypes add",
+            "floor_ns": 500.0,
+            "ratio": ratio,
+        }
+    ]
+    return {report.OVERHEAD_OUTPUT: json.dumps({"tvm": "0.27", "rows": rows})}
+
+
+OVERHEAD_DEFAULT = _overhead(400.0, 0.8)
+OVERHEAD_FFI_NEXT = _overhead(250.0, 0.5)
+
+
 def runs(tmp_path: Path) -> list[results.Run]:
     """Three run archives under tmp_path/conformance-runs, read back."""
     default = {
@@ -120,13 +138,20 @@ def runs(tmp_path: Path) -> list[results.Run]:
     }
     dirs = [
         fake_runs.archive(
-            tmp_path, default, start_ms=1_795_000_000_000, outputs={"//py:err_test": FIDELITY}
+            tmp_path,
+            default,
+            start_ms=1_795_000_000_000,
+            outputs={"//py:err_test": FIDELITY, "//py:json_test": OVERHEAD_DEFAULT},
         ),
         fake_runs.archive(
             tmp_path, cuda, ["--//tools/config:cuda=true"], start_ms=1_795_000_100_000
         ),
         fake_runs.archive(
-            tmp_path, ffi_next, ["--//tools/config:lane=ffi_next"], start_ms=1_795_000_200_000
+            tmp_path,
+            ffi_next,
+            ["--//tools/config:lane=ffi_next"],
+            start_ms=1_795_000_200_000,
+            outputs={"//py:json_test": OVERHEAD_FFI_NEXT},
         ),
     ]
     return [results.read_run(d) for d in dirs]
