@@ -1,6 +1,7 @@
 #!/bin/bash
 # Proves the GPU-runner bundle stands alone: unpacks it in a scratch directory, makes a fresh
-# venv with only numpy and torch (pip, from the package index or its local wheels), and runs
+# venv with only numpy and torch (and what torch needs), installed from the repo's hashed lock
+# (third_party/python/requirements.lock, --require-hashes), and runs
 # run.sh twice: with the GPU requirement off (llvm cases pass, cuda cases skip with a reason:
 # exit 0 expected on a GPU-less machine) and on (the cuda cases fail, named: exit 1 expected).
 #   tools/gpu_runner/bundle_smoke.sh [BUNDLE.tar.gz] [PYTHON]
@@ -12,7 +13,33 @@ trap 'rm -rf "$scratch"' EXIT
 echo "bundle: $bundle ($(stat -c %s "$bundle") bytes); scratch: $scratch"
 tar xzf "$bundle" -C "$scratch"
 "$python" -m venv "$scratch/venv"
-"$scratch/venv/bin/pip" install --quiet --disable-pip-version-check numpy torch==2.13.0
+# The lock's entries for numpy, torch and what they pull in ("# via" annotations), hashes kept.
+lock="$(dirname "$0")/../../third_party/python/requirements.lock"
+python3 - "$lock" >"$scratch/requirements.txt" <<'PY'
+import re, sys
+blocks, current = {}, None
+for line in open(sys.argv[1], encoding="utf-8"):
+    head = re.match(r"^([A-Za-z0-9_.-]+)==", line)
+    if head:
+        current = head.group(1).lower()
+        blocks[current] = {"lines": [line], "via": set()}
+    elif current and line.startswith("    --hash"):
+        blocks[current]["lines"].append(line)
+    elif current and line.startswith("    #"):
+        for via in re.findall(r"([A-Za-z0-9_.-]+)", line.split("#", 1)[1]):
+            blocks[current]["via"].add(via.lower())
+wanted, grew = {"numpy", "torch"}, True
+while grew:
+    grew = False
+    for name, block in blocks.items():
+        if name not in wanted and block["via"] & wanted:
+            wanted.add(name)
+            grew = True
+for name in sorted(wanted):
+    sys.stdout.write("".join(blocks[name]["lines"]).rstrip(" \\\n") + "\n")
+PY
+"$scratch/venv/bin/pip" install --quiet --disable-pip-version-check --require-hashes --no-deps \
+  -r "$scratch/requirements.txt"
 "$scratch/venv/bin/python" -m pip list --disable-pip-version-check --format=freeze
 export PYTHON="$scratch/venv/bin/python"
 set +e
