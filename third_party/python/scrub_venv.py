@@ -5,9 +5,18 @@ inputs; every venv file is an input of every py_test. Anything holding the venv'
 (bytecode, console-script shebangs, RECORD files, activate scripts, pyvenv.cfg's `command =`)
 would make two clones miss each other's cache, so it goes. File names with spaces go too:
 Bazel 4 runfiles cannot carry them (none is needed at run time).
+
+Then the bytecode is written again, location-free: hash-based .pyc files (PEP 552,
+checked-hash: valid while the source bytes are, with no mtime in them) whose embedded file
+names are relative to the venv (the import system points code objects at the real source when
+it loads them). Without bytecode every test process compiles TVM's and torch's Python anew:
+`import tvm` took 4.5 s instead of 2.7 s with torch, 1.45 s instead of 0.8 s without.
 """
 
+import compileall
+import glob
 import os
+import py_compile
 import shutil
 import sys
 
@@ -40,5 +49,23 @@ def scrub(venv: str) -> None:
         fh.writelines(lines)
 
 
+
+def compile_bytecode(venv: str) -> bool:
+    """Write location-free, hash-checked bytecode for everything in site-packages."""
+    venv = os.path.abspath(venv)  # compile_dir strips `stripdir` from the paths it walks
+    ok = True
+    for site_packages in glob.glob(os.path.join(venv, "lib", "python3*", "site-packages")):
+        ok &= compileall.compile_dir(
+            site_packages,
+            quiet=2,
+            stripdir=venv,
+            invalidation_mode=py_compile.PycInvalidationMode.CHECKED_HASH,
+        )
+    return ok
+
+
 if __name__ == "__main__":
     scrub(sys.argv[1])
+    # Some packages ship files that are not valid for this Python (templates, py2 leftovers):
+    # they stay without bytecode, as before; nothing else depends on the result.
+    compile_bytecode(sys.argv[1])
