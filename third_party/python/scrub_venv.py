@@ -49,7 +49,6 @@ def scrub(venv: str) -> None:
         fh.writelines(lines)
 
 
-
 def compile_bytecode(venv: str) -> bool:
     """Write location-free, hash-checked bytecode for everything in site-packages."""
     venv = os.path.abspath(venv)  # compile_dir strips `stripdir` from the paths it walks
