@@ -23,6 +23,10 @@ _USER_WHEEL_ENV = {
     "apache-tvm": "TVM_CONFORMANCE_TVM_WHEEL",
 }
 
+# The sha256 of each user wheel (./bazelw adds it): the wheel's content, not its path, keys the
+# venv, so a wheel rebuilt at the same path re-creates the venv and re-runs every test.
+_SHA_SUFFIX = "_SHA256"
+
 def _fail_setup(what, result, hint):
     fail("\n".join([
         "python_venv: %s (exit code %d)." % (what, result.return_code),
@@ -54,6 +58,16 @@ def _python_venv_impl(rctx):
             if not wheel.startswith("/"):
                 fail("python_venv: %s=%s must be an absolute path (Bazel runs this rule elsewhere)" %
                      (_USER_WHEEL_ENV[dist], wheel))
+            sha_var = _USER_WHEEL_ENV[dist] + _SHA_SUFFIX
+            given = rctx.os.environ.get(sha_var, "").strip()
+            result = rctx.execute([python, tool, "sha256", wheel])
+            if result.return_code != 0:
+                _fail_setup("cannot read the wheel %s=%s" % (_USER_WHEEL_ENV[dist], wheel), result, "")
+            actual = result.stdout.strip()
+            if given != actual:
+                fail(("python_venv: %s=%s has sha256 %s, but %s is %r. Run through ./bazelw, " +
+                      "which passes the wheel's sha256, or add --repo_env=%s=%s.") %
+                     (_USER_WHEEL_ENV[dist], wheel, actual, sha_var, given, sha_var, actual))
             user_wheels.append((dist, wheel))
     if user_wheels:
         result = rctx.execute([python, tool, "drop", str(lock), "user.lock"] + [d for d, _ in user_wheels])
@@ -80,6 +94,9 @@ def _python_venv_impl(rctx):
             "--no-deps",
             "--only-binary=:all:",
             "--no-compile",
+            # Which wheel (file, sha256) pip took for each package: the venv's identity.
+            "--report",
+            "pip_report.json",
             "-r",
             str(lock),
         ],
@@ -101,7 +118,7 @@ def _python_venv_impl(rctx):
 
     # What the report's lane header shows: lane, lock, versions, the user's wheels and sha256.
     result = rctx.execute(
-        ["venv/bin/python", tool, "record", "venv/tvm_conformance_venv.json", rctx.attr.lane, str(rctx.attr.lock)] +
+        ["venv/bin/python", tool, "record", "venv/tvm_conformance_venv.json", rctx.attr.lane, str(rctx.attr.lock), "pip_report.json"] +
         ["%s=%s" % (dist, wheel) for dist, wheel in user_wheels],
     )
     if result.return_code != 0:
@@ -136,6 +153,6 @@ python_venv = repository_rule(
     # Host-dependent (the venv links the host's python3): `bazel sync --configure` re-runs it.
     configure = True,
     # A user's own wheels (README, "Lanes"): changing them re-creates the venv.
-    environ = _USER_WHEEL_ENV.values(),
+    environ = [v for v in _USER_WHEEL_ENV.values()] + [v + _SHA_SUFFIX for v in _USER_WHEEL_ENV.values()],
     doc = "A virtualenv installed from a hashed lock file, with a toolchain and cc_library targets.",
 )

@@ -2,13 +2,17 @@
 
     venv_tool.py drop LOCK OUT DIST...        copy the lock without DIST's entries
     venv_tool.py install-wheel DIST WHEEL     (venv python) check, then install WHEEL for DIST
-    venv_tool.py record OUT LANE LOCK [DIST=WHEEL ...]   (venv python) write the venv's record
+    venv_tool.py record OUT LANE LOCK PIP_REPORT [DIST=WHEEL ...]   (venv python) the record
+    venv_tool.py sha256 FILE                  print the file's sha256
 
 A user's wheel must be a wheel of the distribution it replaces, and its own requirement on
 apache-tvm-ffi must be met by the tvm-ffi this venv has; otherwise the error names the file and
 the requirement. The record (tvm_conformance_venv.json) names the lane, its lock, every
-installed distribution with its version and, for a user's wheel, its file name and sha256; it
-holds no path of this machine, so two clones get identical venvs.
+installed distribution with its version, the wheel file name and sha256 pip installed for
+apache-tvm and apache-tvm-ffi (from `pip install --report`), a user's wheels likewise, and
+what TVM's libinfo says of the build (commit, CUDA, LLVM); it holds no path of this machine,
+so two clones get identical venvs. `./bazelw` copies it into each run archive: it is the
+identity of what a run tested.
 """
 
 from __future__ import annotations
@@ -19,6 +23,7 @@ import os
 import re
 import subprocess
 import sys
+import urllib.parse
 import zipfile
 
 
@@ -97,7 +102,54 @@ def _sha256(path: str) -> str:
     return digest.hexdigest()
 
 
-def record(out: str, lane: str, lock: str, wheels: list[str]) -> None:
+# What the record says of each of these: the wheel installed and its sha256.
+_IDENTITY_DISTS = ("apache-tvm", "apache-tvm-ffi")
+# TVM's libinfo keys worth a line in the report's header.
+_LIBINFO_KEYS = ("GIT_COMMIT_HASH", "USE_CUDA", "USE_LLVM")
+
+
+def _installed_wheels(pip_report: str) -> dict[str, dict[str, str]]:
+    """apache-tvm / apache-tvm-ffi -> {version, file, sha256} from pip's install report."""
+    try:
+        with open(pip_report, encoding="utf-8") as stream:
+            report = json.load(stream)
+    except (OSError, ValueError):
+        return {}
+    found = {}
+    for item in report.get("install", []):
+        name = _canonical(item.get("metadata", {}).get("name", ""))
+        if name not in _IDENTITY_DISTS:
+            continue
+        info = item.get("download_info", {})
+        hashes = info.get("archive_info", {}).get("hashes", {})
+        sha = hashes.get("sha256") or info.get("archive_info", {}).get("hash", "").partition(
+            "sha256="
+        )[2]
+        found[name] = {
+            "version": item.get("metadata", {}).get("version", ""),
+            "file": os.path.basename(urllib.parse.urlparse(info.get("url", "")).path),
+            "sha256": sha,
+        }
+    return found
+
+
+def _tvm_libinfo() -> dict[str, str]:
+    """A few keys of tvm.support.libinfo(), read in a child (a broken wheel must not stop
+    the record; its error is recorded instead)."""
+    code = "import json, tvm; print(json.dumps(dict(tvm.support.libinfo())))"
+    proc = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, timeout=300, check=False
+    )
+    if proc.returncode != 0:
+        return {"error": (proc.stderr.strip().splitlines() or ["import tvm failed"])[-1]}
+    try:
+        info = json.loads(proc.stdout.strip().splitlines()[-1])
+    except (ValueError, IndexError):
+        return {"error": "tvm.support.libinfo() printed no JSON"}
+    return {key: str(info.get(key, "")) for key in _LIBINFO_KEYS}
+
+
+def record(out: str, lane: str, lock: str, pip_report: str, wheels: list[str]) -> None:
     """Write the venv's record to `out` (sorted, machine independent)."""
     from importlib.metadata import distributions
 
@@ -110,7 +162,9 @@ def record(out: str, lane: str, lock: str, wheels: list[str]) -> None:
         "lane": lane,
         "lock": lock,
         "packages": dict(sorted(packages.items())),
+        "installed": _installed_wheels(pip_report),
         "user_wheels": user_wheels,
+        "tvm_libinfo": _tvm_libinfo(),
     }
     with open(out, "w", encoding="utf-8") as stream:
         json.dump(info, stream, indent=1, sort_keys=True)
@@ -123,8 +177,10 @@ def main(argv: list[str]) -> None:
         drop(argv[1], argv[2], argv[3:])
     elif len(argv) == 3 and argv[0] == "install-wheel":
         install_wheel(argv[1], argv[2])
-    elif len(argv) >= 4 and argv[0] == "record":
-        record(argv[1], argv[2], argv[3], argv[4:])
+    elif len(argv) >= 5 and argv[0] == "record":
+        record(argv[1], argv[2], argv[3], argv[4], argv[5:])
+    elif len(argv) == 2 and argv[0] == "sha256":
+        print(_sha256(argv[1]))
     else:
         raise SystemExit(__doc__)
 

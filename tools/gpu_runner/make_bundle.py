@@ -110,6 +110,10 @@ def main() -> None:
     output = argv.pop()  # last, as the genrule passes it; the lists before take any count
     args = parser.parse_args(argv)
     entries = tvm_files() + pytest_files()
+    # The lane venv's record (lane, TVM wheel and sha256): run_bundle.py labels its runs by it.
+    record = Path(sys.prefix) / "tvm_conformance_venv.json"
+    if record.is_file():
+        entries.append((record.name, record))
     entries += [(Path(f).name, Path(f)) for f in args.top]
     entries += [(f"tvm_conformance/{workspace_path(f)}", Path(f)) for f in args.ws]
     entries += [(f"wheels/{Path(w).name}", Path(w)) for w in args.wheel]

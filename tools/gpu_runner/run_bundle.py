@@ -18,6 +18,7 @@ only when every test passed.
 
 import argparse
 import datetime
+import hashlib
 import json
 import os
 import subprocess
@@ -29,6 +30,32 @@ import zipfile
 HERE = os.path.dirname(os.path.abspath(__file__))
 WORKSPACE = os.path.join(HERE, "tvm_conformance")
 PY_TAG = f"cp{sys.version_info[0]}{sys.version_info[1]}"
+# The venv record of the lane the bundle was built in (make_bundle.py): its identity.
+VENV_RECORD = os.path.join(HERE, "tvm_conformance_venv.json")
+sys.path.insert(0, os.path.join(WORKSPACE, "tools", "testing"))
+import results  # noqa: E402  (the bundle's copy: standard library only)
+
+
+def identity() -> dict:
+    """What this runner tests: the bundle's lane and TVM (from the venv record it was built
+    from) with the tvm-ffi wheel this interpreter takes from the bundle (file and sha256)."""
+    record: dict = {}
+    if os.path.isfile(VENV_RECORD):
+        with open(VENV_RECORD, encoding="utf-8") as stream:
+            record = json.load(stream)
+    ident = results.identity_of(record, record.get("lane", "default"))
+    for wheel in sorted(os.listdir(os.path.join(HERE, "wheels"))):
+        if f"-{PY_TAG}-" in wheel:
+            path = os.path.join(HERE, "wheels", wheel)
+            with open(path, "rb") as stream:
+                sha = hashlib.sha256(stream.read()).hexdigest()
+            ident["tvm_ffi"] = {
+                "version": wheel.split("-")[1],
+                "file": wheel,
+                "sha256": sha,
+                "source": "bundle wheel",
+            }
+    return ident
 
 
 def site_dir() -> str:
@@ -153,6 +180,8 @@ def main() -> int:
         not args.no_require_gpu and os.environ.get("TVM_CONFORMANCE_REQUIRE_GPU", "1") != "0"
     )
     start = time.time()
+    ident = identity()
+    lane = str(ident.get("lane", "default"))
     stamp = datetime.datetime.fromtimestamp(start, datetime.timezone.utc).strftime("%Y%m%dT%H%M%SZ")
     out = os.path.abspath(args.out or os.path.join(HERE, "results", f"{stamp}-gpu_runner"))
     site = site_dir()
@@ -180,6 +209,7 @@ def main() -> int:
                         "optionList": {
                             "option": [
                                 {"combinedForm": "--//tools/config:cuda"},
+                                {"combinedForm": f"--//tools/config:lane={lane}"},
                                 {
                                     "combinedForm": "--//tools/config:require_gpu"
                                     if require_gpu
@@ -253,7 +283,10 @@ def main() -> int:
         "start": start,
         "end": end,
         "wall_s": round(end - start, 3),
-        "lane": "default",
+        "lane": lane,
+        "identity": ident,
+        "machine": results.machine_facts(),
+        "config": "cuda_gpu" if require_gpu else "cuda",
         "cuda": True,
         "cuda_gpu": require_gpu,
         "targets": len(tests(True)),

@@ -1,22 +1,28 @@
-"""The conformance report: which behaviours hold on which lane, target and exec mode.
+"""The conformance report: which behaviours hold for each TVM build, config and machine tested.
 
-    ./bazelw run //tools/report                          # every run in conformance-runs/
-    ./bazelw run //tools/report -- conformance-runs/A conformance-runs/B
+    ./bazelw run //tools/report                          # newest run per identity and config
+    ./bazelw run //tools/report -- conformance-runs/A conformance-runs/B   # exactly these runs
+    ./bazelw run //tools/report -- --all                 # every archived run, one column each
 
 writes `conformance-report/` at the workspace root: report.md, report.html (self-contained, no
-network) and report.json, and prints one summary line per lane:
+network) and report.json, prints each column's verdict line and summary line
 
-    N behaviours: P hold, D deviations, F fail, S skipped on lane X
+    verdict: PASS|FAIL (<identity>): T targets (...), C cases (...), bazel exit N, P problems
+    N behaviours: P hold, D deviations, F fail, S skipped on <column>
 
-Inputs are run archives that `./bazelw test` writes (tools/testing/results.py). Runs of one
-lane (`--//tools/config:lane`) merge into that lane (a later run's result of a target replaces
-an earlier one); each lane x target x exec mode that ran is a column. Rows are the behaviours
-of docs/conformance.md, grouped by seed; a cell is passed, failed, skipped (reason), deviation
-(id), crashed (a deviation of kind crash) or not run. The lane header comes from the
-JUnit properties of //tools/report:lane_info_test and the run's run.json. A lane whose run
-archived an `exception_fidelity.json` test output gets an 'Exception fidelity' section; the
-`overhead.json` of //benchmarks:overhead_ratio_test becomes one 'FFI and VM overhead' table
-with a column per lane.
+and exits 1 when any column's verdict is FAIL (results.verdict(), the same function as
+`./bazelw test` and the conformance check).
+
+A column is one run. Runs are never merged: by default the newest run of each identity
+(lane + the sha256 of the TVM and tvm-ffi wheels its venv installed, from run.json) and config
+(cpu, cuda, cuda_gpu, +asan/+ubsan) is shown, so a user's wheel is its own column and a run of
+another wheel can never relabel one. Each column's header is what ./bazelw recorded in that
+run's archive: the identity, the machine, and where the results came from (executed here, the
+action cache, the disk cache or a remote cache). Rows are the behaviours of docs/conformance.md
+(labels only: the verdict counts every case); a cell aggregates the row's cases over targets
+and exec modes ("2/2", a deviation id, "crashed", "1/2 failed"), details on hover. A section
+lists the rows whose outcome differs between columns, and each column is compared with the
+previous run of the same identity and config (added, fixed, newly failing, changed).
 """
 
 from __future__ import annotations
@@ -24,149 +30,112 @@ from __future__ import annotations
 import argparse
 import collections
 import datetime
-import html
 import json
 import os
-import re
 import sys
 from dataclasses import dataclass, field
 
 import conformance_check
+import render
 import results
 
-LANE_INFO_LABEL = "//tools/report:lane_info_test"
 # A JSON table a test writes into its undeclared outputs ({"title", "rows": [...]}); shown as
-# a section per lane (//python/tests/robustness:exception_fidelity_test writes it).
+# a section per column (//python/tests/robustness:exception_fidelity_test writes it).
 FIDELITY_OUTPUT = "exception_fidelity.json"
 # ns per call beside an in-process floor ({"rows": [{"case", "ns", "floor", "floor_ns",
 # "ratio"}]}), written by //benchmarks:overhead_ratio_test.
 OVERHEAD_OUTPUT = "overhead.json"
-FIDELITY_COLUMNS = (
-    ("case", "case"),
-    ("crossing", "crossing"),
-    ("caught", "arrives as"),
-    ("type_kept", "type kept"),
-    ("args_kept", "args kept"),
-    ("picklable", "picklable"),
-    ("attribute_kept", "attribute kept"),
-)
-# Worst first: a cell with several cases shows the worst.
+# Cell statuses, worst first: a cell over several cases shows the worst.
 CELL_ORDER = ("failed", "crashed", "deviation", "skipped", "passed", "not run")
-CELL_COLOURS = {
-    "passed": "#c8f0c8",
-    "failed": "#f6b3b3",
-    "crashed": "#e39be3",
-    "deviation": "#f8e3a3",
-    "skipped": "#dde3ea",
-    "not run": "#ffffff",
-}
+# A behaviour's summary key per cell status.
+SUMMARY_KEY = {"passed": "hold", "deviation": "deviation", "crashed": "deviation"}
+
+
+@dataclass
+class Outcome:
+    """One case of a row in one column."""
+
+    test: str  # `//pkg:target :: case`
+    target: str  # tvm_target (llvm, cuda) or "any"
+    mode: str  # exec_mode or "any"
+    status: str  # CELL_ORDER
+    detail: str = ""
+    deviation: str = ""
 
 
 @dataclass
 class Cell:
-    """One behaviour in one column."""
+    """A behaviour in one column: its cases' outcomes aggregated."""
 
-    status: str = "not run"
-    detail: str = ""  # skip reason, deviation id, failure message
+    outcomes: list[Outcome] = field(default_factory=list)
 
-    def merge(self, other: Cell) -> Cell:
-        """The worse of two cells (CELL_ORDER)."""
-        if CELL_ORDER.index(other.status) < CELL_ORDER.index(self.status):
-            return other
-        return self
+    @property
+    def status(self) -> str:
+        """The worst status of its cases; `not run` when none ran."""
+        statuses = [o.status for o in self.outcomes] or ["not run"]
+        return min(statuses, key=CELL_ORDER.index)
 
+    def text(self) -> str:
+        """What the cell says at a glance."""
+        status = self.status
+        ran = [o for o in self.outcomes if o.status != "not run"]
+        if status == "passed":
+            return f"{len(ran)}/{len(ran)}"
+        if status in ("deviation", "crashed"):
+            ids = sorted({o.deviation for o in ran if o.status == status})
+            return ("crashed: " if status == "crashed" else "") + ", ".join(ids)
+        if status == "failed":
+            bad = sum(o.status == "failed" for o in ran)
+            return f"{bad}/{len(ran)} failed"
+        if status == "skipped":
+            return "skipped"
+        return "not run"
 
-@dataclass
-class Lane:
-    """Runs of one lane merged."""
+    def key(self) -> str:
+        """The outcome compared between columns: status and deviation ids, not counts."""
+        status = self.status
+        if status in ("deviation", "crashed"):
+            return self.text()
+        return status
 
-    name: str
-    runs: list[results.Run] = field(default_factory=list)
-    targets: dict[str, results.TargetResult] = field(default_factory=dict)
-
-    def info(self) -> dict[str, str]:
-        """lane_info_test's properties, plus what the runs' run.json record."""
-        info: dict[str, str] = {}
-        lane_info = self.targets.get(LANE_INFO_LABEL)
-        if lane_info is not None:
-            info.update(lane_info.suite_properties)
-        configs = sorted(
-            {a for r in self.runs for a in r.meta.get("bazel_args", []) if a.startswith("--config")}
-        )
-        info["bazel_configs"] = " ".join(configs) or "(default)"
-        starts = [float(r.meta["start"]) for r in self.runs if r.meta.get("start")]
-        if starts:
-            info["date"] = datetime.datetime.fromtimestamp(
-                max(starts), datetime.timezone.utc
-            ).strftime("%Y-%m-%d %H:%M UTC")
-        venv = info.get("venv_info")
-        if venv:
-            try:
-                for key, value in json.loads(venv).items():
-                    if "sha256" in key or "wheel" in key:
-                        info[key] = json.dumps(value) if not isinstance(value, str) else value
-            except json.JSONDecodeError:
-                pass
-        return info
-
-    def wall_s(self) -> float:
-        """Sum of the runs' wall times (run.json)."""
-        return sum(float(r.meta.get("wall_s", 0.0)) for r in self.runs)
-
-    def case_count(self) -> int:
-        """Test cases over the merged targets."""
-        return sum(len(t.cases) for t in self.targets.values())
+    def to_json(self) -> dict[str, object]:
+        """The cell in report.json."""
+        return {
+            "status": self.status,
+            "text": self.text(),
+            "outcomes": [vars(o) for o in self.outcomes],
+        }
 
 
-def merge_lanes(runs: list[results.Run]) -> dict[str, Lane]:
-    """Runs grouped by lane, in start order; later results of a target replace earlier ones."""
-    lanes: dict[str, Lane] = {}
-    for run in sorted(runs, key=lambda r: float(r.meta.get("start", 0.0))):
-        lane = lanes.setdefault(run.lane, Lane(run.lane))
-        lane.runs.append(run)
-        lane.targets.update(run.targets)
-    return lanes
-
-
-def parse_deviations_table(markdown: str) -> dict[str, dict[str, str]]:
-    """Every column of docs/deviations.md's rows, by deviation id."""
-    table: dict[str, dict[str, str]] = {}
-    header: list[str] = []
-    for line in markdown.splitlines():
-        line = line.strip()
-        if not line.startswith("|"):
-            continue
-        cells = [c.strip() for c in re.split(r"(?<!\\)\|", line.strip("|"))]
-        if cells and cells[0] == "id":
-            header = cells
-        elif header and cells[0].startswith("`"):
-            table[cells[0].strip("`")] = dict(zip(header, cells, strict=False))
-    return table
-
-
-def column_of(label: str, case: results.Case) -> tuple[str, str]:
-    """(target, exec mode) of a case: its JUnit properties, else the label's variant suffix."""
-    target = case.properties.get("tvm_target") or ""
-    if not target:
-        suffix = conformance_check.variant_suffix(label)
-        target = suffix if suffix and suffix != conformance_check.INDEPENDENT_SUFFIX else "any"
-    return target, case.properties.get("exec_mode") or "any"
-
-
-def cell_of(case: results.Case, kinds: dict[str, str]) -> Cell:
-    """The cell a case gives."""
+def outcome_of(
+    label: str, case_id: str, run: results.Run, registry: results.Registry
+) -> Outcome | None:
+    """The outcome of one case a row names, or None when its target did not run."""
+    target = run.targets.get(label)
+    if target is None:
+        return None
+    test = f"{label} :: {case_id}"
+    case = target.case(case_id)
+    suffix = results.variant_suffix(label)
+    default_target = suffix if suffix in results.TARGET_SUFFIXES else "any"
+    if case is None:
+        detail = f"target {target.status}" if target.status != results.PASSING_STATUS else ""
+        return Outcome(test, default_target, "any", "failed", detail or "case not reported")
+    where = (case.properties.get("tvm_target") or default_target, case.properties.get("exec_mode") or "any")
+    table = registry.by_id()
     if case.outcome == "passed":
-        return Cell("passed")
-    if case.outcome == "xfailed" and case.deviation in kinds:
-        status = "crashed" if kinds[case.deviation] == "crash" else "deviation"
-        return Cell(status, case.deviation)
+        return Outcome(test, *where, "passed")
     if case.outcome in ("skipped", "disabled"):
-        return Cell("skipped", case.message)
-    if case.xpass_strict:
-        return Cell("failed", f"XPASS: deviation {case.deviation} no longer occurs")
+        return Outcome(test, *where, "skipped", case.message)
     if case.outcome == "xfailed":
-        return Cell("failed", f"xfail naming no listed deviation: {case.message}")
-    return Cell("failed", case.message.splitlines()[0][:200] if case.message else "failed")
+        dev = table.get(case.deviation or "")
+        if dev is not None and registry.lists(dev, label, case.name):
+            status = "crashed" if dev.kind == "crash" else "deviation"
+            return Outcome(test, *where, status, dev.actual, dev.id)
+        return Outcome(test, *where, "failed", f"xfail not listed for this case: {case.message}")
+    if case.xpass_strict:
+        return Outcome(test, *where, "failed", f"XPASS: deviation {case.deviation} no longer occurs")
+    return Outcome(test, *where, "failed", (case.message.splitlines() or ["failed"])[0][:300])
 
 
 @dataclass
@@ -190,345 +159,212 @@ def behaviours(rows: list[conformance_check.Row]) -> list[Behaviour]:
     return list(found.values())
 
 
+def cells_of(
+    run: results.Run, items: list[Behaviour], registry: results.Registry
+) -> list[Cell]:
+    """One cell per behaviour for one run."""
+    cells = []
+    for item in items:
+        cell = Cell()
+        for label, case_id in item.tests:
+            found = outcome_of(label, case_id, run, registry)
+            if found is not None:
+                cell.outcomes.append(found)
+        cells.append(cell)
+    return cells
+
+
+def summary(items: list[Behaviour], cells: list[Cell]) -> dict[str, dict[str, int]]:
+    """Behaviour counts by summary key, TVM behaviours and kit self-tests apart."""
+    counts = {False: collections.Counter(), True: collections.Counter()}
+    for item, cell in zip(items, cells, strict=True):
+        counts[item.kit][SUMMARY_KEY.get(cell.status, cell.status)] += 1
+    return {
+        kit: {
+            "behaviours": sum(c.values()),
+            "hold": c["hold"],
+            "deviations": c["deviation"],
+            "fail": c["failed"],
+            "skipped": c["skipped"],
+            "not_run": c["not run"],
+        }
+        for kit, c in (("tvm", counts[False]), ("kit", counts[True]))
+    }
+
+
+def summary_line(title: str, s: dict[str, int]) -> str:
+    """`N behaviours: P hold, D deviations, F fail, S skipped on <column>` (+ not run)."""
+    line = (
+        f"{s['behaviours']} behaviours: {s['hold']} hold, {s['deviations']} deviations, "
+        f"{s['fail']} fail, {s['skipped']} skipped on {title}"
+    )
+    return line + (f" ({s['not_run']} not run)" if s["not_run"] else "")
+
+
+def column_title(run: results.Run) -> str:
+    """`lane <lane> · <config>`, the user's wheel file where one was tested, and for a run
+    that required a GPU, the GPU's name."""
+    ident = run.identity
+    title = f"lane {ident.get('lane', run.lane)} · {run.config}"
+    for dist in ("tvm", "tvm_ffi"):
+        entry = ident.get(dist)
+        if isinstance(entry, dict) and entry.get("source") == "user wheel":
+            title += f" · {entry.get('file', dist)}"
+    if run.patterns not in ("//...", "(unknown)"):
+        title += f" · {run.patterns}"
+    gpu = dict(run.meta.get("machine") or {}).get("gpu", "")
+    if run.config.startswith("cuda_gpu") and gpu and gpu != "none":
+        title += f" · {gpu}"
+    return title
+
+
+def sources(run: results.Run) -> dict[str, object]:
+    """Targets by where their result came from, and the executing hosts the events name."""
+    counts = collections.Counter(t.source for t in run.targets.values())
+    hosts = sorted({t.host for t in run.targets.values() if t.host})
+    return {"targets": {s: counts[s] for s in results.SOURCES if counts[s]}, "hosts": hosts}
+
+
+def _output_rows(run: results.Run, name: str) -> list[dict]:
+    """The `rows` of the JSON table `name` that a target of the run wrote, or []."""
+    rows: list[dict] = []
+    for label in sorted(run.targets):
+        table = run.targets[label].output_json(name)
+        if isinstance(table, dict) and isinstance(table.get("rows"), list):
+            rows = table["rows"]
+    return rows
+
+
+def diff(before: list[Cell], after: list[Cell], items: list[Behaviour]) -> dict[str, list[str]]:
+    """Rows added (ran now, not before), fixed (failed before, hold now), newly failing (did
+    not fail before, fail now) and otherwise changed, between two runs of one identity."""
+    found: dict[str, list[str]] = {"added": [], "fixed": [], "newly failing": [], "changed": []}
+    for item, old, new in zip(items, before, after, strict=True):
+        if old.key() == new.key():
+            continue
+        name = f"{item.seed}: {item.text}"
+        if old.status == "not run":
+            found["added"].append(f"{name} ({new.text()})")
+        elif new.status == "failed":
+            found["newly failing"].append(f"{name} (was {old.text()})")
+        elif old.status == "failed" and new.status in ("passed", "deviation", "crashed"):
+            found["fixed"].append(f"{name} (now {new.text()})")
+        else:
+            found["changed"].append(f"{name}: {old.text()} -> {new.text()}")
+    return found
+
+
+def select(runs: list[results.Run], every: bool) -> tuple[list[results.Run], dict[str, results.Run]]:
+    """The runs shown (newest per identity key unless `every`), and for each shown run's key
+    the previous run of that key, where there is one."""
+    ordered = sorted(runs, key=lambda r: float(r.meta.get("start", 0.0) or 0.0))
+    by_key: dict[str, list[results.Run]] = collections.defaultdict(list)
+    for run in ordered:
+        by_key[run.identity_key()].append(run)
+    shown = ordered if every else [group[-1] for group in by_key.values()]
+    previous = {key: group[-2] for key, group in by_key.items() if len(group) > 1 and not every}
+    return shown, previous
+
+
 def build(
     runs: list[results.Run],
     rows: list[conformance_check.Row],
-    deviations: dict[str, dict[str, str]],
+    registry: results.Registry,
+    every: bool = False,
+    previous_runs: bool = True,
 ) -> dict:
-    """The report as a JSON-able dict: lanes, columns, matrix, deviations, skips, summaries."""
-    kinds = {dev_id: d.get("kind", "deviation") for dev_id, d in deviations.items()}
-    lanes = merge_lanes(runs)
+    """The report as a JSON-able dict: columns (one run each), matrix, rows that differ."""
     items = behaviours(rows)
-    columns: list[tuple[str, str, str]] = []
-    for lane in lanes.values():
-        cols = set()
-        for label, target in lane.targets.items():
-            cols.update(column_of(label, case) for case in target.cases)
-        columns += [(lane.name, t, m) for t, m in sorted(cols)]
-    matrix = []
-    summaries = {}
-    for lane in lanes.values():
-        counts = {False: collections.Counter(), True: collections.Counter()}
-        for item in items:
-            overall = Cell()
-            for label, case_id in item.tests:
-                target = lane.targets.get(label)
-                if target is None:
-                    continue
-                case = target.case(case_id)
-                if case is None:
-                    overall = overall.merge(
-                        Cell("failed", "case missing from its target's results")
-                    )
-                    continue
-                overall = overall.merge(cell_of(case, kinds))
-            key = {"passed": "hold", "deviation": "deviation", "crashed": "deviation"}.get(
-                overall.status, overall.status
-            )
-            counts[item.kit][key] += 1
-        summaries[lane.name] = {
-            kit: {
-                "behaviours": sum(c.values()),
-                "hold": c["hold"],
-                "deviations": c["deviation"],
-                "fail": c["failed"],
-                "skipped": c["skipped"],
-                "not_run": c["not run"],
+    shown, previous = select(runs, every)
+    table = registry.by_id()
+    columns = []
+    all_cells = []
+    for run in shown:
+        cells = cells_of(run, items, registry)
+        all_cells.append(cells)
+        title = column_title(run)
+        verdict = results.verdict(run, registry, rows)
+        seen: dict[str, list[str]] = {}
+        skips: collections.Counter[str] = collections.Counter()
+        for target, case in run.cases():
+            if case.outcome == "xfailed" and case.deviation:
+                seen.setdefault(case.deviation, []).append(f"{target.label} :: {case.name}")
+            if case.outcome in ("skipped", "disabled"):
+                skips[case.message] += 1
+        counts = summary(items, cells)
+        before = previous.get(run.identity_key()) if previous_runs else None
+        columns.append(
+            {
+                "key": run.identity_key(),
+                "title": title,
+                "run": os.path.basename(os.path.normpath(run.source)),
+                "start_utc": str(run.meta.get("start_utc", "")),
+                "wall_s": float(run.meta.get("wall_s", 0.0) or 0.0),
+                "bazel_args": list(run.meta.get("bazel_args", [])),
+                "lane": run.lane,
+                "config": run.config,
+                "identity": run.identity,
+                "machine": dict(run.meta.get("machine") or {}),
+                "sources": sources(run),
+                "verdict": {**verdict.to_json(), "line": verdict.line(title)},
+                "cases": sum(len(t.cases) for t in run.targets.values()),
+                "targets": len(run.targets),
+                "deviations": {
+                    dev_id: {
+                        "listed": dev_id in table,
+                        "kind": getattr(table.get(dev_id), "kind", "unlisted"),
+                        "expected": getattr(table.get(dev_id), "expected", ""),
+                        "actual": getattr(table.get(dev_id), "actual", ""),
+                        "upstream": getattr(table.get(dev_id), "upstream", ""),
+                        "cases": cases,
+                    }
+                    for dev_id, cases in sorted(seen.items())
+                },
+                "skips": dict(skips.most_common()),
+                "exception_fidelity": _output_rows(run, FIDELITY_OUTPUT),
+                "overhead": _output_rows(run, OVERHEAD_OUTPUT),
+                "summary": counts,
+                "summary_line": summary_line(title, counts["tvm"]),
+                "diff": (
+                    {"previous": os.path.basename(os.path.normpath(before.source)),
+                     **diff(cells_of(before, items, registry), cells, items)}
+                    if before is not None
+                    else None
+                ),
             }
-            for kit, c in (("tvm", counts[False]), ("kit", counts[True]))
-        }
-    for item in items:
-        cells: dict[tuple[str, str, str], Cell] = {}
-        for lane in lanes.values():
-            for label, case_id in item.tests:
-                target = lane.targets.get(label)
-                if target is None:
-                    continue
-                case = target.case(case_id)
-                if case is None:
-                    suffix = conformance_check.variant_suffix(label)
-                    key = (
-                        lane.name,
-                        suffix if suffix in conformance_check.TARGET_SUFFIXES else "any",
-                        "any",
-                    )
-                    cell = Cell("failed", "case missing from its target's results")
-                else:
-                    key = (lane.name, *column_of(label, case))
-                    cell = cell_of(case, kinds)
-                if key not in columns:
-                    columns.append(key)
-                cells[key] = cells.get(key, Cell()).merge(cell)
+        )
+    matrix = []
+    for index, item in enumerate(items):
+        cells = [c[index] for c in all_cells]
+        ran = {c.key() for c in cells if c.status != "not run"}
         matrix.append(
             {
                 "seed": item.seed,
                 "behaviour": item.text,
                 "kit": item.kit,
                 "tests": [f"{label} :: {case}" for label, case in item.tests],
-                "cells": {"|".join(k): vars(c) for k, c in cells.items()},
+                "cells": [c.to_json() for c in cells],
+                "differs": len(ran) > 1,
             }
         )
-    lane_reports = {}
-    for lane in lanes.values():
-        fidelity = _output_rows(lane, FIDELITY_OUTPUT)
-        overhead = _output_rows(lane, OVERHEAD_OUTPUT)
-        seen: dict[str, list[str]] = {}
-        skips: collections.Counter[str] = collections.Counter()
-        for label in sorted(lane.targets):
-            for case in lane.targets[label].cases:
-                if case.outcome == "xfailed" and case.deviation:
-                    seen.setdefault(case.deviation, []).append(f"{label} :: {case.name}")
-                if case.outcome in ("skipped", "disabled"):
-                    skips[case.message] += 1
-        lane_reports[lane.name] = {
-            "info": lane.info(),
-            "runs": [r.source for r in lane.runs],
-            "wall_s": round(lane.wall_s(), 1),
-            "cases": lane.case_count(),
-            "targets": len(lane.targets),
-            "deviations": {
-                dev_id: {
-                    "listed": dev_id in deviations,
-                    "kind": kinds.get(dev_id, "unlisted"),
-                    "expected": deviations.get(dev_id, {}).get("expected (seed / upstream)", ""),
-                    "actual": deviations.get(dev_id, {}).get("what TVM does", ""),
-                    "cases": cases,
-                }
-                for dev_id, cases in sorted(seen.items())
-            },
-            "skips": dict(skips.most_common()),
-            "exception_fidelity": fidelity,
-            "overhead": overhead,
-            "summary": summaries[lane.name],
-            "summary_line": summary_line(lane.name, summaries[lane.name]["tvm"]),
-        }
     return {
         "generated": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
-        "lanes": lane_reports,
-        "columns": ["|".join(c) for c in columns],
+        "passed": all(c["verdict"]["passed"] for c in columns),
+        "columns": columns,
         "matrix": matrix,
+        "deviations": {
+            dev.id: {"kind": dev.kind, "actual": dev.actual, "upstream": dev.upstream}
+            for dev in table.values()
+        },
     }
-
-
-def _output_rows(lane: Lane, name: str) -> list[dict]:
-    """The `rows` of the JSON table `name` that a target of the lane wrote, or []."""
-    rows: list[dict] = []
-    for label in sorted(lane.targets):
-        table = lane.targets[label].output_json(name)
-        if isinstance(table, dict) and isinstance(table.get("rows"), list):
-            rows = table["rows"]
-    return rows
-
-
-def overhead_table(report: dict) -> tuple[list[str], list[list[str]]]:
-    """Lanes that measured the overhead, and a row per case: case, floor, `ns (ratio x)` each."""
-    lanes = [name for name, lane in report["lanes"].items() if lane.get("overhead")]
-    cases: dict[tuple[str, str], dict[str, str]] = {}
-    for name in lanes:
-        for row in report["lanes"][name]["overhead"]:
-            key = (str(row.get("case", "?")), str(row.get("floor", "?")))
-            cases.setdefault(key, {})[name] = (
-                f"{float(row.get('ns', 0)):.0f} ({float(row.get('ratio', 0)):.2f}x)"
-            )
-    rows = [
-        [case, floor] + [by_lane.get(n, "") for n in lanes]
-        for (case, floor), by_lane in cases.items()
-    ]
-    return lanes, rows
-
-
-def summary_line(lane: str, s: dict[str, int]) -> str:
-    """`N behaviours: P hold, D deviations, F fail, S skipped on lane X` (+ not run)."""
-    line = (
-        f"{s['behaviours']} behaviours: {s['hold']} hold, {s['deviations']} deviations, "
-        f"{s['fail']} fail, {s['skipped']} skipped on lane {lane}"
-    )
-    return line + (f" ({s['not_run']} not run)" if s["not_run"] else "")
-
-
-def _cell_text(cell: dict) -> str:
-    status, detail = cell["status"], cell.get("detail", "")
-    if status in ("deviation", "crashed"):
-        return f"{status} ({detail})"
-    if status in ("skipped", "failed") and detail:
-        return f"{status}: {detail}"
-    return status
-
-
-def _md(text: str) -> str:
-    return " ".join(str(text).split()).replace("|", "\\|")
-
-
-def _fidelity_value(row: dict, key: str) -> str:
-    value = row.get(key, "")
-    text = ("yes" if value else "NO") if isinstance(value, bool) else str(value)
-    if key == "attribute_kept" and "attribute" in row:
-        return f"{row['attribute']}: {text}"
-    return text
-
-
-OVERHEAD_NOTE = (
-    "ns per call (ratio to a floor timed in the same process), from "
-    "//benchmarks:overhead_ratio_test; compare ratios across machines, not ns."
-)
-
-
-def render_md(report: dict) -> str:
-    """report.md."""
-    out = ["# TVM conformance report", "", f"Generated {report['generated']}.", ""]
-    for name, lane in report["lanes"].items():
-        out += [f"## Lane {name}", "", "| | |", "|---|---|"]
-        out += [f"| {_md(k)} | {_md(v)} |" for k, v in sorted(lane["info"].items())]
-        out += [
-            f"| wall time | {lane['wall_s']} s |",
-            f"| test cases | {lane['cases']} in {lane['targets']} targets |",
-            "",
-            f"**{lane['summary_line']}**",
-            f"(kit self-tests: {summary_line(name, lane['summary']['kit'])})",
-            "",
-        ]
-    out += ["## Matrix", ""]
-    cols = report["columns"]
-    header = ["seed", "behaviour"] + [c.replace("|", " / ") for c in cols]
-    out += ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
-    for row in report["matrix"]:
-        cells = [_md(_cell_text(row["cells"].get(c, {"status": "not run"}))) for c in cols]
-        out.append(f"| {row['seed']} | {_md(row['behaviour'])} | " + " | ".join(cells) + " |")
-    out.append("")
-    overhead_lanes, overhead_rows = overhead_table(report)
-    if overhead_lanes:
-        out += ["## FFI and VM overhead", "", OVERHEAD_NOTE, ""]
-        header = ["case", "floor"] + [f"lane {n}" for n in overhead_lanes]
-        out += ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
-        out += ["| " + " | ".join(_md(c) for c in row) + " |" for row in overhead_rows]
-        out.append("")
-    for name, lane in report["lanes"].items():
-        out += [f"## Known deviations on lane {name}", ""]
-        if not lane["deviations"]:
-            out += ["None seen.", ""]
-        else:
-            out += ["| id | kind | expected | what TVM does | cases |", "|---|---|---|---|---|"]
-            for dev_id, d in lane["deviations"].items():
-                out.append(
-                    f"| `{dev_id}` | {d['kind']} | {_md(d['expected'])} | {_md(d['actual'])} | "
-                    f"{len(d['cases'])} |"
-                )
-            out.append("")
-        out += [f"## Skips on lane {name}", ""]
-        if not lane["skips"]:
-            out += ["None.", ""]
-        else:
-            out += ["| cases | reason |", "|---|---|"]
-            out += [f"| {n} | {_md(reason)} |" for reason, n in lane["skips"].items()]
-            out.append("")
-        if lane.get("exception_fidelity"):
-            out += [f"## Exception fidelity on lane {name}", ""]
-            out += ["| " + " | ".join(h for _, h in FIDELITY_COLUMNS) + " |"]
-            out += ["|" + "---|" * len(FIDELITY_COLUMNS)]
-            for row in lane["exception_fidelity"]:
-                values = [_md(_fidelity_value(row, k)) for k, _ in FIDELITY_COLUMNS]
-                out.append("| " + " | ".join(values) + " |")
-            out.append("")
-    return "\n".join(out)
-
-
-def render_html(report: dict) -> str:
-    """report.html: one file, inline CSS, no scripts or network."""
-    e = html.escape
-    style = "".join(
-        f"td.s-{k.replace(' ', '-')}{{background:{v}}}" for k, v in CELL_COLOURS.items()
-    )
-    parts = [
-        "<!DOCTYPE html><html lang='en'><head><meta charset='utf-8'>",
-        "<title>TVM conformance report</title><style>",
-        "body{font-family:sans-serif;margin:1.5em;color:#111}"
-        "table{border-collapse:collapse;margin:0.5em 0 1.5em}"
-        "td,th{border:1px solid #999;padding:3px 6px;font-size:13px;vertical-align:top}"
-        "th{background:#eef}tr.seed th{background:#dde;text-align:left}"
-        "p.summary{font-weight:bold}" + style,
-        "</style></head><body><h1>TVM conformance report</h1>",
-        f"<p>Generated {e(report['generated'])}.</p>",
-    ]
-    for name, lane in report["lanes"].items():
-        parts.append(f"<h2>Lane {e(name)}</h2><table>")
-        for key, value in sorted(lane["info"].items()):
-            parts.append(f"<tr><th>{e(key)}</th><td>{e(str(value))}</td></tr>")
-        parts.append(
-            f"<tr><th>wall time</th><td>{lane['wall_s']} s</td></tr>"
-            f"<tr><th>test cases</th><td>{lane['cases']} in {lane['targets']} targets</td></tr>"
-            f"</table><p class='summary'>{e(lane['summary_line'])}</p>"
-        )
-    cols = report["columns"]
-    parts.append("<h2>Matrix</h2><table><tr><th>seed</th><th>behaviour</th>")
-    for col in cols:
-        lane, target, mode = col.split("|")
-        parts.append(f"<th>{e(lane)}<br>{e(target)}<br>{e(mode)}</th>")
-    parts.append("</tr>")
-    seed = None
-    for row in report["matrix"]:
-        if row["seed"] != seed:
-            seed = row["seed"]
-            parts.append(f"<tr class='seed'><th colspan='{len(cols) + 2}'>seed {e(seed)}</th></tr>")
-        parts.append(
-            f"<tr><td>{e(row['seed'])}</td><td title='{e('; '.join(row['tests']))}'>"
-            f"{e(row['behaviour'])}</td>"
-        )
-        for col in cols:
-            cell = row["cells"].get(col, {"status": "not run"})
-            cls = "s-" + cell["status"].replace(" ", "-")
-            parts.append(f"<td class='{cls}'>{e(_cell_text(cell))}</td>")
-        parts.append("</tr>")
-    parts.append("</table>")
-    overhead_lanes, overhead_rows = overhead_table(report)
-    if overhead_lanes:
-        parts.append(f"<h2>FFI and VM overhead</h2><p>{e(OVERHEAD_NOTE)}</p><table><tr>")
-        parts += [f"<th>{e(h)}</th>" for h in ["case", "floor"]]
-        parts += [f"<th>lane {e(n)}</th>" for n in overhead_lanes]
-        parts.append("</tr>")
-        for row in overhead_rows:
-            parts.append("<tr>" + "".join(f"<td>{e(c)}</td>" for c in row) + "</tr>")
-        parts.append("</table>")
-    for name, lane in report["lanes"].items():
-        parts.append(f"<h2>Known deviations on lane {e(name)}</h2>")
-        if lane["deviations"]:
-            parts.append(
-                "<table><tr><th>id</th><th>kind</th><th>expected</th><th>what TVM does"
-                "</th><th>cases</th></tr>"
-            )
-            for dev_id, d in lane["deviations"].items():
-                parts.append(
-                    f"<tr><td>{e(dev_id)}</td><td>{e(d['kind'])}</td><td>{e(d['expected'])}</td>"
-                    f"<td>{e(d['actual'])}</td><td>{len(d['cases'])}</td></tr>"
-                )
-            parts.append("</table>")
-        else:
-            parts.append("<p>None seen.</p>")
-        parts.append(f"<h2>Skips on lane {e(name)}</h2>")
-        if lane["skips"]:
-            parts.append("<table><tr><th>cases</th><th>reason</th></tr>")
-            parts += [f"<tr><td>{n}</td><td>{e(r)}</td></tr>" for r, n in lane["skips"].items()]
-            parts.append("</table>")
-        else:
-            parts.append("<p>None.</p>")
-        if lane.get("exception_fidelity"):
-            parts.append(f"<h2>Exception fidelity on lane {e(name)}</h2><table><tr>")
-            parts += [f"<th>{e(h)}</th>" for _, h in FIDELITY_COLUMNS]
-            parts.append("</tr>")
-            for row in lane["exception_fidelity"]:
-                parts.append("<tr>")
-                parts += [f"<td>{e(_fidelity_value(row, k))}</td>" for k, _ in FIDELITY_COLUMNS]
-                parts.append("</tr>")
-            parts.append("</table>")
-    parts.append("</body></html>\n")
-    return "".join(parts)
 
 
 def write(report: dict, out_dir: str) -> None:
     """report.md, report.html and report.json into `out_dir`."""
     os.makedirs(out_dir, exist_ok=True)
     for name, text in (
-        ("report.md", render_md(report)),
-        ("report.html", render_html(report)),
+        ("report.md", render.markdown(report)),
+        ("report.html", render.html_page(report)),
         ("report.json", json.dumps(report, indent=1, sort_keys=True) + "\n"),
     ):
         with open(os.path.join(out_dir, name), "w", encoding="utf-8") as stream:
@@ -536,16 +372,17 @@ def write(report: dict, out_dir: str) -> None:
 
 
 def main(argv: list[str] | None = None) -> int:
-    """Command line: build the report from run archives."""
+    """Command line: build the report from run archives; exit 1 when a column fails."""
     workspace = os.environ.get("BUILD_WORKSPACE_DIRECTORY") or os.getcwd()
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument(
         "runs", nargs="*", help="run archives or directories of them (default conformance-runs/)"
     )
+    parser.add_argument("--all", action="store_true", help="one column per run, even of one identity")
     parser.add_argument("--conformance", default=os.path.join(workspace, "docs", "conformance.md"))
-    parser.add_argument("--deviations", default=os.path.join(workspace, "docs", "deviations.md"))
     parser.add_argument("--out", default=os.path.join(workspace, "conformance-report"))
     args = parser.parse_args(argv)
+    named = bool(args.runs)
     paths = [p if os.path.isabs(p) else os.path.join(workspace, p) for p in args.runs] or [
         os.path.join(workspace, "conformance-runs")
     ]
@@ -563,14 +400,16 @@ def main(argv: list[str] | None = None) -> int:
     runs = [results.read_run(d) for d in run_dirs]
     with open(args.conformance, encoding="utf-8") as stream:
         rows = conformance_check.parse_rows(stream.read())
-    with open(args.deviations, encoding="utf-8") as stream:
-        deviations = parse_deviations_table(stream.read())
-    report = build(runs, rows, deviations)
+    # Runs named on the command line are shown as given (each its own column); a directory of
+    # archives shows the newest per identity and config, compared with the one before.
+    every = args.all or (named and all(os.path.isfile(os.path.join(d, results.ARCHIVE_EVENTS)) or os.path.isfile(d) for d in paths))
+    report = build(runs, rows, results.load_registry(workspace), every=every)
     write(report, args.out)
-    print(f"report: {len(runs)} run(s), {len(report['lanes'])} lane(s) -> {args.out}")
-    for lane in report["lanes"].values():
-        print(lane["summary_line"])
-    return 0
+    print(f"report: {len(runs)} run(s), {len(report['columns'])} column(s) -> {args.out}")
+    for column in report["columns"]:
+        print(column["verdict"]["line"])
+        print(column["summary_line"])
+    return 0 if report["passed"] else 1
 
 
 if __name__ == "__main__":

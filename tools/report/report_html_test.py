@@ -12,6 +12,7 @@ import zlib
 from pathlib import Path
 
 import pytest
+import render
 import report
 import sample_runs
 
@@ -99,8 +100,11 @@ def test_page_text_contains_every_behaviour_and_summary(page: Path, tmp_path: Pa
     for line in sample_runs.CONFORMANCE.splitlines()[2:]:
         behaviour = line.split("|")[2].strip()
         assert behaviour in dom, behaviour
-    assert "4 behaviours: 2 hold, 1 deviations, 0 fail, 1 skipped on lane default" in dom
-    assert "crashed (ffi-save-json-crash)" in dom
+    assert "Verdict: FAIL" in dom  # the ffi_next column fails
+    assert "4 behaviours: 2 hold, 1 deviations, 0 fail, 0 skipped on lane default · cpu" in dom
+    assert "crashed: ffi-save-json-crash" in dom
+    assert "Rows that differ between columns (3)" in dom
+    assert sample_runs.GPU_NAME in dom
 
 
 def test_screenshot_shows_the_coloured_table(page: Path, tmp_path: Path) -> None:
@@ -114,8 +118,11 @@ def test_screenshot_shows_the_coloured_table(page: Path, tmp_path: Path) -> None
     assert len(colours) > 20, "screenshot is (nearly) blank"
     # The cell colours of passed, failed and deviation cells are on the page.
     for name in ("passed", "failed", "deviation"):
-        rgb = tuple(bytes.fromhex(report.CELL_COLOURS[name][1:]))
+        rgb = tuple(bytes.fromhex(render.CELL_COLOURS[name][1:]))
         assert rgb in colours, (name, rgb)
+    # The verdict is at the top of the page: the FAIL banner's colour in the first 120 px.
+    top = _colours(rows[:120], bpp)
+    assert tuple(bytes.fromhex(render.CELL_COLOURS["failed"][1:])) in top
 
 
 def test_png_reader_sees_a_blank_image_as_one_colour() -> None:

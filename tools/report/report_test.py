@@ -1,116 +1,166 @@
-"""report.py: small synthetic runs of two lanes make one matrix, header, deviations and skips."""
+"""report.py: one column per run identity and config, never merged; cells aggregate targets and
+modes; rows that differ; a diff against the previous run of the same identity; the verdict."""
 
 import json
 from pathlib import Path
 
 import conformance_check
+import fake_runs
 import pytest
+import render
 import report
-from sample_runs import CONFORMANCE, DEVIATIONS_MD, FIDELITY_ROWS, build, runs
+import results
+import sample_runs
+from fake_runs import case_xml, junit
+from sample_runs import CONFORMANCE, FIDELITY_ROWS, GPU_NAME, REGISTRY, USER_WHEEL, build, runs
+
+TITLES = [
+    "lane default · cpu",
+    "lane default · cuda",
+    "lane ffi_next · cpu",
+    f"lane default · cpu · {USER_WHEEL}",
+    f"lane default · cuda_gpu · {GPU_NAME}",
+]
 
 
-def test_summary_line_per_lane_counts_behaviours_not_cases(tmp_path: Path) -> None:
-    lanes = build(tmp_path)["lanes"]
-    assert list(lanes) == ["default", "ffi_next"]
-    assert lanes["default"]["summary_line"] == (
-        "4 behaviours: 2 hold, 1 deviations, 0 fail, 1 skipped on lane default"
-    )
-    # cuda_test not run in ffi_next; the callback's compiled case fails; save_json crashes.
-    assert lanes["ffi_next"]["summary_line"] == (
-        "4 behaviours: 0 hold, 2 deviations, 1 fail, 0 skipped on lane ffi_next (1 not run)"
-    )
-    assert lanes["default"]["summary"]["kit"]["hold"] == 1  # counted apart
+def _rows(built: dict) -> dict[str, list[dict]]:
+    return {r["behaviour"]: r["cells"] for r in built["matrix"]}
 
 
-def test_matrix_has_a_column_per_lane_target_and_exec_mode_with_cells(tmp_path: Path) -> None:
+def test_one_column_per_identity_and_config_newest_run_each(tmp_path: Path) -> None:
     built = build(tmp_path)
-    cols = built["columns"]
-    for col in (
-        "default|llvm|bytecode",
-        "default|llvm|compiled",
-        "default|cuda|any",
-        "ffi_next|llvm|compiled",
-        "ffi_next|any|any",
-    ):
-        assert col in cols, cols
-    rows = {r["behaviour"]: r["cells"] for r in built["matrix"]}
-    assert rows["Callback returns"]["default|llvm|compiled"] == {"status": "passed", "detail": ""}
-    assert rows["Callback returns"]["ffi_next|llvm|compiled"]["status"] == "failed"
-    assert rows["Error keeps its type"]["default|any|any"] == {
-        "status": "deviation",
-        "detail": "ffi-err-type",
+    assert [c["title"] for c in built["columns"]] == TITLES
+    # The default lane's cpu column is its newer run (the callback fixed), not a merge.
+    assert built["columns"][0]["run"].endswith("-default") and built["columns"][0]["diff"]
+    assert len({c["key"] for c in built["columns"]}) == len(TITLES)
+
+
+def test_a_users_wheel_is_its_own_column_labelled_by_file_and_sha(tmp_path: Path) -> None:
+    col = build(tmp_path)["columns"][3]
+    assert col["identity"]["tvm"] == {
+        "file": USER_WHEEL,
+        "sha256": "f" * 64,
+        "source": "user wheel",
+        "version": "0.27.0.post1",
     }
-    assert rows["save_json of an IR node"]["ffi_next|any|any"] == {
+    assert "your wheel " + USER_WHEEL in render.scoreboard_rows({"columns": [col]})[0]["TVM"]
+
+
+def test_a_later_run_of_another_wheel_cannot_relabel_a_column(tmp_path: Path) -> None:
+    earlier = runs(tmp_path)
+    # A later run that only re-ran one target, with yet another wheel.
+    other = fake_runs.venv_record(tvm_sha="9" * 64, user_tvm="apache_tvm-other.whl")
+    later = results.read_run(
+        fake_runs.archive(
+            tmp_path,
+            {"//cpp:kit_test": sample_runs.GTEST},
+            venv_record=other,
+            start_ms=1_796_000_000_000,
+        )
+    )
+    built = report.build([*earlier, later], conformance_check.parse_rows(CONFORMANCE), REGISTRY)
+    titles = [c["title"] for c in built["columns"]]
+    assert titles == [*TITLES, "lane default · cpu · apache_tvm-other.whl"]
+    user = _rows(built)["Callback returns"][3]
+    assert user["text"] == "2/2"  # still the 0.26.0 wheel's own results
+    assert _rows(built)["Callback returns"][5]["status"] == "not run"
+
+
+def test_cells_aggregate_targets_and_modes(tmp_path: Path) -> None:
+    rows = _rows(build(tmp_path))
+    assert [c["text"] for c in rows["Callback returns"]] == ["2/2", "2/2", "1/2 failed", "2/2", "not run"]
+    assert rows["Error keeps its type"][0]["text"] == "ffi-err-type"
+    assert rows["save_json of an IR node"][2] | {"outcomes": []} == {
         "status": "crashed",
-        "detail": "ffi-save-json-crash",
+        "text": "crashed: ffi-save-json-crash",
+        "outcomes": [],
     }
-    assert rows["save_json of an IR node"]["default|any|any"]["status"] == "passed"
-    assert rows["CUDA runs"]["default|cuda|any"] == {
-        "status": "skipped",
-        "detail": "no cuda:0 device present",
-    }
-    assert "ffi_next|cuda|any" not in rows["CUDA runs"]  # not run there
+    assert [c["status"] for c in rows["CUDA runs"]] == ["not run", "skipped", "not run", "not run", "passed"]
+    compiled = rows["Callback returns"][2]["outcomes"][1]
+    assert (compiled["target"], compiled["mode"], compiled["status"]) == ("llvm", "compiled", "failed")
 
 
-def test_lane_header_deviations_skips_wall_time(tmp_path: Path) -> None:
-    lanes = build(tmp_path)["lanes"]
-    info = lanes["ffi_next"]["info"]
-    assert info["tvm_ffi_version"] == "0.1.15.post2"
-    assert info["tvm_wheel_sha256"] == "ab" * 32
-    assert lanes["default"]["wall_s"] == 120.0  # two runs of 60 s merged into the lane
-    assert lanes["default"]["cases"] == 6
-    assert lanes["default"]["skips"] == {"no cuda:0 device present": 1}
-    dev = lanes["ffi_next"]["deviations"]["ffi-save-json-crash"]
-    assert dev["kind"] == "crash" and dev["expected"] == "save_json works"
-    assert dev["cases"] == ["//py:json_test :: test_save_json"]
-    assert "ffi-save-json-crash" not in lanes["default"]["deviations"]
-
-
-def test_exception_fidelity_table_of_a_lane_is_shown_where_its_run_archived_one(
-    tmp_path: Path,
-) -> None:
+def test_rows_that_differ_between_columns(tmp_path: Path) -> None:
     built = build(tmp_path)
-    assert built["lanes"]["default"]["exception_fidelity"] == FIDELITY_ROWS
-    assert built["lanes"]["ffi_next"]["exception_fidelity"] == []
-    md = report.render_md(built)
-    assert "## Exception fidelity on lane default" in md
-    assert "Exception fidelity on lane ffi_next" not in md
-    assert "| OSError | cpp | RuntimeError | NO | yes | yes |  |" in md
-    assert (
-        "| ValueError with __notes__ | relax_vm | ValueError | yes | yes | yes | __notes__: NO |"
-        in md
+    differ = [r["behaviour"] for r in built["matrix"] if r["differs"]]
+    assert differ == ["Callback returns", "CUDA runs", "save_json of an IR node"]
+    md = render.markdown(built)
+    section = md.split("## Rows that differ between columns")[1].split("## Matrix")[0]
+    assert "Callback returns" in section and "Error keeps its type" not in section
+
+
+def test_diff_against_the_previous_run_of_the_same_identity(tmp_path: Path) -> None:
+    columns = build(tmp_path)["columns"]
+    assert columns[0]["diff"]["fixed"] == ["001: Callback returns (now 2/2)"]
+    assert columns[0]["diff"]["newly failing"] == [] and columns[0]["diff"]["added"] == []
+    assert columns[2]["diff"] is None  # ffi_next ran once
+
+
+def test_each_column_has_its_own_verdict_and_the_report_fails_when_one_fails(tmp_path: Path) -> None:
+    built = build(tmp_path)
+    verdicts = [c["verdict"]["passed"] for c in built["columns"]]
+    assert verdicts == [True, True, False, True, True]
+    assert not built["passed"]
+    assert any("FAILED: //py:cb_test_llvm :: test_cb[llvm-compiled]" in p for p in built["columns"][2]["verdict"]["problems"])
+
+
+def test_results_sources_and_machine_are_shown_per_column(tmp_path: Path) -> None:
+    earlier = runs(tmp_path)
+    cached = results.read_run(
+        fake_runs.archive(
+            tmp_path,
+            sample_runs._default(),
+            venv_record=fake_runs.venv_record(),
+            start_ms=1_797_000_000_000,
+            cached=("//py:err_test",),
+            remote_cached=("//py:json_test",),
+        )
     )
-    page = report.render_html(built)
-    assert "<h2>Exception fidelity on lane default</h2>" in page
-    assert "<td>OSError</td><td>cpp</td><td>RuntimeError</td><td>NO</td>" in page
+    built = report.build([*earlier, cached], conformance_check.parse_rows(CONFORMANCE), REGISTRY)
+    col = built["columns"][0]
+    assert col["sources"]["targets"] == {"executed": 2, "action cache": 1, "disk cache": 1}
+    board = render.scoreboard_rows(built)
+    assert board[0]["results from"] == "2 executed, 1 action cache, 1 disk cache"
+    assert f"GPU {GPU_NAME}" in board[4]["machine"]
 
 
-def test_one_lane_gives_one_lane_report(tmp_path: Path) -> None:
-    first = runs(tmp_path)[:1]
-    built = report.build(first, conformance_check.parse_rows(CONFORMANCE), {})
-    assert list(built["lanes"]) == ["default"]
-    assert all(c.startswith("default|") for c in built["columns"])
+def test_deviation_cells_carry_the_reason_and_upstream_link(tmp_path: Path) -> None:
+    page = render.html_page(build(tmp_path))
+    assert "https://github.com/apache/tvm-ffi/issues/123" in page
+    assert "arrives as RuntimeError" in page  # the reason, on hover and in the table
 
 
-def test_main_writes_three_files_and_prints_summaries(
+def test_exception_fidelity_and_overhead_tables(tmp_path: Path) -> None:
+    built = build(tmp_path)
+    assert built["columns"][0]["exception_fidelity"] == FIDELITY_ROWS
+    assert built["columns"][2]["exception_fidelity"] == []
+    md = render.markdown(built)
+    assert "| OSError | cpp | RuntimeError | NO | yes | yes |  |" in md
+    names, rows = render.overhead_table(built)
+    assert names == ["lane default · cpu", "lane ffi_next · cpu"]
+    assert rows == [["tvm_ffi add", "ctypes add", "400 (0.80x)", "250 (0.50x)"]]
+
+
+def test_main_writes_three_files_prints_verdicts_and_exits_with_them(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
     runs(tmp_path)
     (tmp_path / "docs").mkdir()
     (tmp_path / "docs" / "conformance.md").write_text(CONFORMANCE)
-    (tmp_path / "docs" / "deviations.md").write_text(DEVIATIONS_MD)
     monkeypatch.setenv("BUILD_WORKSPACE_DIRECTORY", str(tmp_path))
-    assert report.main([]) == 0
+    monkeypatch.setattr(results, "load_registry", lambda *_: REGISTRY)
+    assert report.main([]) == 1  # the ffi_next column fails
     out = capsys.readouterr().out
-    assert "1 skipped on lane default\n" in out and "on lane ffi_next (1 not run)" in out
+    assert "verdict: FAIL (lane ffi_next · cpu)" in out
+    assert "4 behaviours: 2 hold, 1 deviations, 0 fail, 0 skipped on lane default · cpu (1 not run)\n" in out
     written = tmp_path / "conformance-report"
     assert sorted(p.name for p in written.iterdir()) == ["report.html", "report.json", "report.md"]
-    md = (written / "report.md").read_text()
-    assert "| 004 | save_json of an IR node | passed |" in md
-    assert "crashed (ffi-save-json-crash)" in md
     page = (written / "report.html").read_text()
-    assert "<script" not in page and "http" not in page  # self-contained, no network
-    assert json.loads((written / "report.json").read_text())["lanes"]["ffi_next"]
+    assert "<script" not in page
+    assert json.loads((written / "report.json").read_text())["columns"][2]["lane"] == "ffi_next"
+    # Only the passing runs, named: exit 0.
+    passing = sorted((tmp_path / "conformance-runs").iterdir())[1]
+    assert report.main([str(passing)]) == 0
 
 
 def test_main_without_runs_is_a_clear_error(
@@ -121,12 +171,10 @@ def test_main_without_runs_is_a_clear_error(
     assert "run ./bazelw test first" in capsys.readouterr().err
 
 
-def test_overhead_figures_are_one_table_with_a_column_per_lane(tmp_path: Path) -> None:
-    built = build(tmp_path)
-    lanes, rows = report.overhead_table(built)
-    assert lanes == ["default", "ffi_next"]
-    assert rows == [["tvm_ffi add", "ctypes add", "400 (0.80x)", "250 (0.50x)"]]
-    md = report.render_md(built)
-    assert "## FFI and VM overhead" in md
-    assert "| tvm_ffi add | ctypes add | 400 (0.80x) | 250 (0.50x) |" in md
-    assert "<th>lane ffi_next</th>" in report.render_html(built)
+def test_an_unmapped_failing_case_fails_the_column(tmp_path: Path) -> None:
+    tests = {**sample_runs._default(), "//py:other_test": junit([case_xml("test_nobody_maps", "failed")])}
+    run = results.read_run(fake_runs.archive(tmp_path, tests, venv_record=fake_runs.venv_record()))
+    built = report.build([run], conformance_check.parse_rows(CONFORMANCE), REGISTRY)
+    assert not built["passed"]
+    assert built["columns"][0]["summary"]["tvm"]["fail"] == 0  # no row shows it ...
+    assert "FAIL" in render.scoreboard_rows(built)[0]["verdict"]  # ... the verdict does

@@ -1,4 +1,5 @@
-"""Sample runs of two lanes (default with a cuda run, ffi_next) for the report's tests."""
+"""Sample run archives for the report's tests: two lanes, a user's wheel, a cuda run, a planted
+GPU-runner run and an older run of the default lane (for the diff)."""
 
 import json
 from pathlib import Path
@@ -21,31 +22,26 @@ CONFORMANCE = "\n".join(
         "| robust | kit: fixture throws | `//cpp:kit_test :: Kit.Throws` |",
     ]
 )
-
-DEVIATIONS_MD = "\n".join(
-    [
-        "| id | kind | lanes | expected (seed / upstream) | what TVM does | test | upstream |",
-        "|---|---|---|---|---|---|---|",
-        "| `ffi-err-type` | deviation | all | custom type kept | arrives as RuntimeError "
-        "| `//py:err_test :: test_err` | - |",
-        "| `ffi-save-json-crash` | crash | tvm-ffi >= 0.1.15 | save_json works | segfault "
-        "| `//py:json_test :: test_save_json` | - |",
-    ]
+REGISTRY = fake_runs.Registry(
+    fake_runs.deviation(
+        "ffi-err-type",
+        ("//py:err_test :: test_err",),
+        actual="arrives as RuntimeError",
+        upstream="apache/tvm-ffi#123",
+    ),
+    fake_runs.deviation(
+        "ffi-save-json-crash",
+        ("//py:json_test :: test_save_json",),
+        kind="crash",
+        actual="segfault",
+    ),
 )
+GPU_NAME = "NVIDIA H100 80GB HBM3"
+USER_WHEEL = "apache_tvm-0.26.0-py3-none-any.whl"
 
 GTEST = """<?xml version="1.0"?><testsuites><testsuite name="Kit">
 <testcase name="Throws" status="run" result="completed" classname="Kit"/>
 </testsuite></testsuites>"""
-
-LANE_INFO = junit(
-    [case_xml("test_record_lane_facts")],
-    suite_properties={
-        "tvm_version": "0.27.0.post1",
-        "tvm_ffi_version": "0.1.15.post2",
-        "gpu": "none",
-        "venv_info": json.dumps({"tvm_wheel_sha256": "ab" * 32}),
-    },
-)
 
 
 def _cb(target: str, mode: str, outcome: str = "passed", message: str = "") -> str:
@@ -87,7 +83,7 @@ FIDELITY = {
 }
 
 
-# //benchmarks:overhead_ratio_test's figures, per lane (its undeclared outputs).
+# //benchmarks:overhead_ratio_test's figures (its undeclared outputs).
 def _overhead(add_ns: float, ratio: float) -> dict[str, str]:
     rows = [
         {
@@ -101,63 +97,60 @@ def _overhead(add_ns: float, ratio: float) -> dict[str, str]:
     return {report.OVERHEAD_OUTPUT: json.dumps({"tvm": "0.27", "rows": rows})}
 
 
-OVERHEAD_DEFAULT = _overhead(400.0, 0.8)
-OVERHEAD_FFI_NEXT = _overhead(250.0, 0.5)
-
-
-def runs(tmp_path: Path) -> list[results.Run]:
-    """Three run archives under tmp_path/conformance-runs, read back."""
-    default = {
-        "//py:cb_test_llvm": junit([_cb("llvm", "bytecode"), _cb("llvm", "compiled")]),
+def _default(compiled: str = "passed") -> dict[str, str]:
+    return {
+        "//py:cb_test_llvm": junit([_cb("llvm", "bytecode"), _cb("llvm", "compiled", compiled)]),
         "//py:err_test": junit([case_xml("test_err", "xfailed", "deviation ffi-err-type: x")]),
         "//py:json_test": junit([case_xml("test_save_json")]),
         "//cpp:kit_test": GTEST,
     }
-    cuda = {
-        "//py:cuda_test_cuda": junit(
-            [
-                case_xml(
-                    "test_run[cuda]",
-                    "skipped",
-                    "no cuda:0 device present",
-                    properties={"tvm_target": "cuda"},
-                )
-            ]
-        )
-    }
+
+
+def _cuda(outcome: str, message: str = "") -> dict[str, str]:
+    case = case_xml("test_run[cuda]", outcome, message, properties={"tvm_target": "cuda"})
+    return {"//py:cuda_test_cuda": junit([case])}
+
+
+def runs(tmp_path: Path) -> list[results.Run]:
+    """Six run archives under tmp_path/conformance-runs, read back, oldest first:
+    default (its callback failing), default again (fixed), default + cuda, ffi_next, the
+    user's 0.26.0 wheel, and a GPU runner's cuda_gpu run."""
+    default_record = fake_runs.venv_record()
     ffi_next = {
-        "//py:cb_test_llvm": junit(
-            [_cb("llvm", "bytecode"), _cb("llvm", "compiled", "failed", "assert 3 == 4")]
-        ),
-        "//py:err_test": junit([case_xml("test_err", "xfailed", "deviation ffi-err-type: x")]),
+        **_default("failed"),
         "//py:json_test": junit(
             [case_xml("test_save_json", "xfailed", "deviation ffi-save-json-crash: SIGSEGV")]
         ),
-        "//cpp:kit_test": GTEST,
-        report.LANE_INFO_LABEL: LANE_INFO,
     }
-    dirs = [
-        fake_runs.archive(
-            tmp_path,
-            default,
-            start_ms=1_795_000_000_000,
-            outputs={"//py:err_test": FIDELITY, "//py:json_test": OVERHEAD_DEFAULT},
-        ),
-        fake_runs.archive(
-            tmp_path, cuda, ["--//tools/config:cuda=true"], start_ms=1_795_000_100_000
-        ),
-        fake_runs.archive(
-            tmp_path,
-            ffi_next,
-            ["--//tools/config:lane=ffi_next"],
-            start_ms=1_795_000_200_000,
-            outputs={"//py:json_test": OVERHEAD_FFI_NEXT},
-        ),
+    specs = [
+        (_default("failed"), [], default_record, {}),
+        (_default(), [], default_record, {"//py:err_test": FIDELITY, "//py:json_test": _overhead(400.0, 0.8)}),
+        ({**_default(), **_cuda("skipped", "no cuda:0 device present")}, ["--//tools/config:cuda=true"], default_record, {}),
+        (ffi_next, ["--//tools/config:lane=ffi_next"], fake_runs.venv_record("ffi_next", ffi_sha="e" * 64), {"//py:json_test": _overhead(250.0, 0.5)}),
+        (_default(), [], fake_runs.venv_record(tvm_sha="f" * 64, user_tvm=USER_WHEEL), {}),
+        (_cuda("passed"), ["--//tools/config:cuda=true", "--//tools/config:require_gpu=true"], default_record, {}),
     ]
+    dirs = []
+    for index, (tests, flags, record, outputs) in enumerate(specs):
+        dirs.append(
+            fake_runs.archive(
+                tmp_path,
+                tests,
+                flags,
+                venv_record=record,
+                start_ms=1_795_000_000_000 + 100_000 * index,
+                outputs=outputs,
+            )
+        )
+    # The GPU runner's archive describes its own machine.
+    meta_path = Path(dirs[-1]) / results.ARCHIVE_META
+    meta = json.loads(meta_path.read_text())
+    meta["machine"].update(gpu=GPU_NAME, host="gpu-runner-1")
+    meta_path.write_text(json.dumps(meta))
     return [results.read_run(d) for d in dirs]
 
 
 def build(tmp_path: Path) -> dict:
-    """The report of `runs` against CONFORMANCE and DEVIATIONS_MD."""
+    """The report of `runs` against CONFORMANCE and REGISTRY."""
     rows = conformance_check.parse_rows(CONFORMANCE)
-    return report.build(runs(tmp_path), rows, report.parse_deviations_table(DEVIATIONS_MD))
+    return report.build(runs(tmp_path), rows, REGISTRY)

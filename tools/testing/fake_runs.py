@@ -81,12 +81,19 @@ def write_bep(
     start_ms: int = 1_795_000_000_000,
     statuses: dict[str, str] | None = None,
     outputs: dict[str, dict[str, str]] | None = None,
+    remote_cached: tuple[str, ...] = (),
+    extra_runs: dict[str, list[str]] | None = None,
+    not_built: tuple[str, ...] = (),
+    exit_code: int = 0,
 ) -> Path:
     """Write testlogs for `tests` (label -> JUnit text) and a BEP naming them; return the BEP.
 
     `stale` test.xml files are written to the same testlogs but named by no event (results of
     an earlier invocation). `outputs` (label -> {file name: text}) become the target's
     undeclared outputs, zipped as Bazel does (test.outputs/outputs.zip) and named by its event.
+    `remote_cached` results come from a cache (`cachedRemotely`), `extra_runs` (label -> JUnit
+    texts) are runs 2, 3, ... of `--runs_per_test`, `not_built` targets have only a
+    FAILED_TO_BUILD summary, and `exit_code` is Bazel's, in the buildFinished event.
     """
     testlogs = root / "testlogs"
     events: list[dict] = [
@@ -128,23 +135,42 @@ def write_bep(
                 for file_name, text in outputs[label].items():  # type: ignore[index]
                     archive_zip.writestr(file_name, text)
             action_outputs.append({"name": "test.outputs__outputs.zip", "uri": f"file://{zipped}"})
+        texts = [text, *(extra_runs or {}).get(label, [])]
+        for run, run_text in enumerate(texts, start=1):
+            if run > 1:
+                xml = testlogs / package / name / f"run_{run}_of_{len(texts)}" / "test.xml"
+                xml.parent.mkdir(parents=True, exist_ok=True)
+                xml.write_text(run_text)
+                action_outputs = [{"name": "test.xml", "uri": f"file://{xml}"}]
+            events.append(
+                {
+                    "id": {"testResult": {"label": label, "run": run, "shard": 1, "attempt": 1}},
+                    "testResult": {
+                        "testActionOutput": action_outputs,
+                        "testAttemptDurationMillis": "1500",
+                        "status": (statuses or {}).get(
+                            label, "FAILED" if "<failure" in run_text else "PASSED"
+                        ),
+                        **({"cachedLocally": True} if label in cached else {}),
+                        "executionInfo": {"cachedRemotely": label in remote_cached},
+                    },
+                }
+            )
+    for label in not_built:
         events.append(
             {
-                "id": {"testResult": {"label": label, "run": 1, "shard": 1, "attempt": 1}},
-                "testResult": {
-                    "testActionOutput": action_outputs,
-                    "testAttemptDurationMillis": "1500",
-                    "status": (statuses or {}).get(
-                        label, "FAILED" if "<failure" in text else "PASSED"
-                    ),
-                    **({"cachedLocally": True} if label in cached else {}),
-                },
+                "id": {"testSummary": {"label": label}},
+                "testSummary": {"overallStatus": "FAILED_TO_BUILD"},
             }
         )
     events.append(
         {
             "id": {"buildFinished": {}},
-            "finished": {"overallSuccess": True, "finishTimeMillis": str(start_ms + 60_000)},
+            "finished": {
+                "overallSuccess": exit_code == 0,
+                "finishTimeMillis": str(start_ms + 60_000),
+                "exitCode": {"name": "OK" if exit_code == 0 else "FAILED", "code": exit_code},
+            },
         }
     )
     bep = root / "bep.json"
@@ -152,12 +178,78 @@ def write_bep(
     return bep
 
 
-def archive(root: Path, tests: dict[str, str], flags: list[str] = (), **kwargs) -> str:  # type: ignore[assignment]
-    """A run archive under `root/conformance-runs` of a fake run; returns its directory."""
+def archive(
+    root: Path,
+    tests: dict[str, str],
+    flags: list[str] = (),  # type: ignore[assignment]
+    venv_record: dict | None = None,
+    **kwargs,
+) -> str:
+    """A run archive under `root/conformance-runs` of a fake run; returns its directory.
+
+    `venv_record` is the lane venv's tvm_conformance_venv.json (the run's identity)."""
     work = root / f"work{len(os.listdir(root))}"
     work.mkdir()
     bep = write_bep(work, tests, flags, **kwargs)
     start = kwargs.get("start_ms", 1_795_000_000_000) / 1000.0
+    record = None
+    if venv_record is not None:
+        record = work / "tvm_conformance_venv.json"
+        record.write_text(json.dumps(venv_record))
     return results.archive_run(
-        str(bep), str(root / "conformance-runs"), ["test", *flags, "//..."], 0, start, start + 60
+        str(bep),
+        str(root / "conformance-runs"),
+        ["test", *flags, "//..."],
+        kwargs.get("exit_code", 0),
+        start,
+        start + 60,
+        str(record) if record else None,
     )
+
+
+def venv_record(lane: str = "default", tvm_sha: str = "a" * 64, ffi_sha: str = "b" * 64,
+                user_tvm: str = "") -> dict:
+    """A venv record (third_party/python/venv_tool.py record) with these wheels' sha256."""
+    record = {
+        "lane": lane,
+        "packages": {"apache-tvm": "0.27.0.post1", "apache-tvm-ffi": "0.1.14.post0"},
+        "installed": {
+            "apache-tvm": {"version": "0.27.0.post1", "file": "apache_tvm-0.27.0.post1-py3-none-any.whl", "sha256": tvm_sha},
+            "apache-tvm-ffi": {"version": "0.1.14.post0", "file": "apache_tvm_ffi-0.1.14.post0-cp311.whl", "sha256": ffi_sha},
+        },
+        "user_wheels": {},
+        "tvm_libinfo": {"USE_CUDA": "ON"},
+    }
+    if user_tvm:
+        del record["installed"]["apache-tvm"]
+        record["user_wheels"]["apache-tvm"] = {"file": user_tvm, "sha256": tvm_sha}
+    return record
+
+
+class Registry:
+    """A deviation registry of the given entries, binding cases as the real one does
+    (tvm_conformance.deviation_registry.lists)."""
+
+    def __init__(self, *deviations: object) -> None:
+        self._table = {d.id: d for d in deviations}  # type: ignore[attr-defined]
+
+    def by_id(self) -> dict:
+        """The entries by id."""
+        return dict(self._table)
+
+    def lists(self, dev: object, label: str, case: str) -> bool:
+        """Whether `dev` lists `label :: case`."""
+        from tvm_conformance import deviation_registry
+
+        return deviation_registry.lists(dev, label, case)  # type: ignore[arg-type]
+
+
+def deviation(dev_id: str, tests: tuple[str, ...], kind: str = "deviation", **kwargs) -> object:
+    """A registry entry (tvm_conformance.deviation_registry.Deviation) for tests."""
+    from tvm_conformance import deviation_registry
+
+    fields = dict(area="ffi", expected="x", actual=f"{dev_id} happens", raises="builtins.ValueError")
+    if kind == "crash":
+        fields.update(signal="SIGSEGV", raises="tvm_conformance.crash_isolation.ProcessCrashed")
+    fields.update(kwargs)
+    return deviation_registry.Deviation(id=dev_id, tests=tests, kind=kind, **fields)

@@ -105,7 +105,7 @@ def test_archive_copies_named_xml_only_and_records_the_run(tmp_path: Path) -> No
     path = fake_runs.archive(
         tmp_path,
         {"//pkg/sub:a_test_cuda": junit([case_xml("test_a[cuda]")])},
-        flags=["--//tools/config:cuda=true", "--//tools/config:cuda_gpu=true"],
+        flags=["--//tools/config:cuda=true", "--//tools/config:require_gpu=true"],
         stale={"//pkg:removed_test": junit([case_xml("test_old")])},
     )
     name = os.path.basename(path)
@@ -114,6 +114,7 @@ def test_archive_copies_named_xml_only_and_records_the_run(tmp_path: Path) -> No
     assert files == ["build_events.json", "run.json", "tests/pkg/sub/a_test_cuda/test.xml"]
     meta = json.loads(Path(path, "run.json").read_text())
     assert meta["lane"] == "default" and meta["cuda"] is True and meta["cuda_gpu"] is True
+    assert meta["config"] == "cuda_gpu" and meta["machine"]["cpu"]
     assert meta["exit_code"] == 0 and meta["wall_s"] == 60
     assert meta["bazel_args"][0] == "test"
     # Read back from the archive: the copy, not the testlogs (which may be gone).
