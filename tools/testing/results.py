@@ -651,6 +651,11 @@ def _labels_of(target: TargetResult) -> list[str]:
     return [target.label]
 
 
+def _is_cuda(label: str, case: Case) -> bool:
+    """A case of the cuda target: its tvm_target, or its `_cuda` variant."""
+    return case.properties.get("tvm_target") == "cuda" or variant_suffix(label) == "cuda"
+
+
 def verdict(
     run: Run,
     registry: Registry,
@@ -670,6 +675,8 @@ def verdict(
     deviations: collections.Counter[str] = collections.Counter()
     if not run.targets:
         problems.append("EMPTY RUN: no test target ran; nothing was checked")
+    # A cuda_gpu run (a GPU runner) cannot pass by skipping its cuda cases.
+    gpu_required = run.config.startswith("cuda_gpu")
     exit_code = run.exit_code
     if exit_code not in (0, None):
         problems.append(f"BAZEL EXIT {exit_code}: the invocation did not succeed")
@@ -687,6 +694,10 @@ def verdict(
                 deviations[case.deviation] += 1
             if case.outcome == "failed":
                 problems.append(f"FAILED: {label} :: {case.name}: {case.message[:200]}")
+            elif case.outcome in ("skipped", "disabled") and gpu_required and _is_cuda(label, case):
+                problems.append(
+                    f"SKIPPED ON A GPU RUNNER: {label} :: {case.name}: {case.message[:200]}"
+                )
     problems += deviation_problems(run, registry)
     if isolation:
         problems += isolation_problems(run)

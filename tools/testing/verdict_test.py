@@ -163,3 +163,17 @@ def test_identity_key_separates_wheels_lanes_and_configs(tmp_path: Path) -> None
     assert base == key()  # same wheels, same config: comparable
     assert len({base, key(tvm_sha="c" * 64), key(ffi_sha="d" * 64), key(lane="ffi_next"),
                 key(flags=["--//tools/config:cuda"]), key(flags=["--//tools/config:asan"])}) == 6
+
+
+def test_a_gpu_runner_run_cannot_pass_by_skipping_its_cuda_cases(tmp_path: Path) -> None:
+    tests = {
+        "//pkg:b_test_cuda": junit(
+            [case_xml("test_run[cuda]", "skipped", "no cuda:0", properties={"tvm_target": "cuda"})]
+        ),
+        "//pkg:c_test_llvm": junit([case_xml("test_x[llvm]", "skipped", "no torch", properties=LLVM)]),
+    }
+    gpu = ["--//tools/config:cuda", "--//tools/config:require_gpu"]
+    assert _verdict(tmp_path, tests, flags=gpu).problems == [
+        "SKIPPED ON A GPU RUNNER: //pkg:b_test_cuda :: test_run[cuda]: no cuda:0"
+    ]
+    assert _verdict(tmp_path, tests, flags=["--//tools/config:cuda"]).passed
