@@ -1,7 +1,8 @@
 """FFI and Relax VM call overhead, each next to a floor measured in the same process.
 
 `./bazelw run //benchmarks:overhead [-- --json PATH]` prints one row per case: the case's ns
-per call (best of several repeats), its floor's ns per call, and the ratio. Ratios travel
+per call, its floor's ns per call, and the ratio. Each case and its floor are timed in
+alternating short blocks and the best block of each is kept (`measure_case`). Ratios travel
 between machines and loads far better than absolute times, so the regression test
 (overhead_ratio_test.py) checks ratios only.
 """
@@ -11,6 +12,7 @@ from __future__ import annotations
 import argparse
 import ctypes
 import dataclasses
+import gc
 import json
 import os
 import platform
@@ -52,20 +54,62 @@ def _ext_path() -> str:
     )
 
 
-def ns_per_call(fn: Callable[[], object], calls: int, repeats: int) -> float:
-    """Best-of-`repeats` ns per call of `fn`, each repeat timing `calls` calls in a loop.
+def python_loop(fn: Callable[[], object], count: int) -> None:
+    """Call `fn` `count` times from Python."""
+    for _ in range(count):
+        fn()
 
-    The minimum is the figure least disturbed by other processes on a shared machine.
+
+@dataclasses.dataclass(frozen=True)
+class Timed:
+    """One side of a case: the call, how many of it one timed block makes, and who loops.
+
+    `loop(fn, calls)` makes the calls: `python_loop`, or C++ for the callback case.
     """
-    if calls <= 0 or repeats <= 0:
-        raise ValueError(f"calls and repeats must be positive, got {calls}, {repeats}")
-    best = float("inf")
-    for _ in range(repeats):
-        start = time.perf_counter_ns()
-        for _ in range(calls):
-            fn()
-        best = min(best, (time.perf_counter_ns() - start) / calls)
-    return best
+
+    name: str
+    fn: Callable[[], object]
+    calls: int
+    loop: Callable[[Callable[[], object], int], object] = python_loop
+
+
+@dataclasses.dataclass(frozen=True)
+class Case:
+    """A measured call and the floor it is compared with."""
+
+    subject: Timed
+    floor: Timed
+
+
+def measure_case(case: Case, repeats: int) -> Row:
+    """Best-of-`repeats` ns per call of a case and of its floor, timed alternately.
+
+    Each repeat times one short block (about a millisecond) of the case and one of the floor,
+    in alternating order, so load on a shared machine hits both alike; the minimum of each
+    side is the figure least disturbed by it. The garbage collector is off while timing.
+    """
+    if repeats <= 0:
+        raise ValueError(f"repeats must be positive, got {repeats}")
+    sides = (case.subject, case.floor)
+    if any(side.calls <= 0 for side in sides):
+        raise ValueError(f"calls must be positive: {case}")
+    best = [float("inf"), float("inf")]
+    gc_was_enabled = gc.isenabled()
+    gc.collect()
+    gc.disable()
+    try:
+        for side in sides:  # warm-up: first-call caches, lazy imports, allocator pools
+            side.loop(side.fn, max(1, side.calls // 4))
+        for i in range(repeats):
+            for k in (0, 1) if i % 2 == 0 else (1, 0):
+                side = sides[k]
+                start = time.perf_counter_ns()
+                side.loop(side.fn, side.calls)
+                best[k] = min(best[k], (time.perf_counter_ns() - start) / side.calls)
+    finally:
+        if gc_was_enabled:
+            gc.enable()
+    return Row(case.subject.name, best[0], case.floor.name, best[1])
 
 
 def _aligned_float32(size: int) -> np.ndarray:
@@ -73,17 +117,6 @@ def _aligned_float32(size: int) -> np.ndarray:
     buf = np.zeros(size + 16, dtype="float32")
     offset = (-buf.ctypes.data % 64) // buf.itemsize
     return buf[offset : offset + size]
-
-
-def _callback_ns(
-    call_n_times: Callable[..., object], cb: Callable[[], None], calls: int, repeats: int
-) -> float:
-    best = float("inf")
-    for _ in range(repeats):
-        start = time.perf_counter_ns()
-        call_n_times(cb, calls)
-        best = min(best, (time.perf_counter_ns() - start) / calls)
-    return best
 
 
 def _trivial_relax_vms() -> dict[str, Callable[..., object]]:
@@ -104,8 +137,11 @@ def _trivial_relax_vms() -> dict[str, Callable[..., object]]:
     return vms
 
 
-def measure(scale: float = 1.0, repeats: int = 7) -> list[Row]:
-    """Measure every case and its floor; `scale` multiplies the call counts."""
+def build_cases(scale: float = 1.0) -> list[Case]:
+    """Every case and its floor, ready to time; `scale` multiplies the calls per block.
+
+    At scale 1 a block takes about a millisecond on the machines of the README.
+    """
     import torch
     import tvm
     import tvm_ffi
@@ -128,52 +164,52 @@ def measure(scale: float = 1.0, repeats: int = 7) -> list[Row]:
     def noop_cb() -> None:
         return None
 
-    empty_ns = ns_per_call(empty, n(200_000), repeats)
-    ctypes_ns = ns_per_call(lambda: c_add(1, 2), n(100_000), repeats)
     # The lambda wrapper is in both the case and the ctypes floor, so they compare like for like.
-    ffi_ns = ns_per_call(lambda: ffi_add(1, 2), n(100_000), repeats)
-
-    def python_loop_cb(count: int) -> None:
-        for _ in range(count):
-            noop_cb()
-
-    cb_ns = _callback_ns(call_n_times, noop_cb, n(100_000), repeats)
-    py_cb_ns = _callback_ns(lambda f, count: python_loop_cb(count), noop_cb, n(100_000), repeats)
-
+    ffi = Timed("tvm_ffi bench.add(1, 2)", lambda: ffi_add(1, 2), n(2_500))
     arr = _aligned_float32(16)
-    np_floor = ns_per_call(lambda: np.from_dlpack(np.from_dlpack(arr)), n(20_000), repeats)
-    np_tvm = ns_per_call(lambda: np.from_dlpack(tvm.runtime.from_dlpack(arr)), n(20_000), repeats)
     tt = torch.arange(16, dtype=torch.float32)
-    torch_floor = ns_per_call(lambda: torch.from_dlpack(torch.from_dlpack(tt)), n(20_000), repeats)
-    torch_tvm = ns_per_call(
-        lambda: torch.from_dlpack(tvm.runtime.from_dlpack(tt)), n(20_000), repeats
-    )
-
     vms = _trivial_relax_vms()
     x = tvm.runtime.tensor(np.zeros(4, dtype="float32"))
-    vm_rows = [
-        Row(
-            f"vm['main'] identity ({mode})",
-            ns_per_call(lambda f=f: f(x), n(20_000), repeats),
-            "tvm_ffi bench.add(1, 2)",
-            ffi_ns,
-        )
-        for mode, f in vms.items()
-    ]
-
     items = list(range(1000))
-    convert_ns = ns_per_call(lambda: tvm.runtime.convert(items), n(500), repeats)
-    copy_ns = ns_per_call(lambda: list(items), n(500), repeats)
-
     return [
-        Row("tvm_ffi bench.add(1, 2)", ffi_ns, "ctypes bench_c_add(1, 2)", ctypes_ns),
-        Row("tvm_ffi bench.add(1, 2)", ffi_ns, "empty Python call", empty_ns),
-        Row("C++ -> Python callback", cb_ns, "Python -> Python call", py_cb_ns),
-        Row("numpy -> TVM -> numpy (DLPack)", np_tvm, "numpy -> numpy (DLPack)", np_floor),
-        Row("torch -> TVM -> torch (DLPack)", torch_tvm, "torch -> torch (DLPack)", torch_floor),
-        *vm_rows,
-        Row("tvm.runtime.convert(1000-int list)", convert_ns, "list(1000-int list)", copy_ns),
+        Case(ffi, Timed("ctypes bench_c_add(1, 2)", lambda: c_add(1, 2), n(2_500))),
+        Case(ffi, Timed("empty Python call", empty, n(25_000))),
+        Case(
+            Timed("C++ -> Python callback", noop_cb, n(10_000), loop=call_n_times),
+            Timed("Python -> Python call", noop_cb, n(25_000)),
+        ),
+        Case(
+            Timed(
+                "numpy -> TVM -> numpy (DLPack)",
+                lambda: np.from_dlpack(tvm.runtime.from_dlpack(arr)),
+                n(1_000),
+            ),
+            Timed("numpy -> numpy (DLPack)", lambda: np.from_dlpack(np.from_dlpack(arr)), n(1_500)),
+        ),
+        Case(
+            Timed(
+                "torch -> TVM -> torch (DLPack)",
+                lambda: torch.from_dlpack(tvm.runtime.from_dlpack(tt)),
+                n(400),
+            ),
+            Timed(
+                "torch -> torch (DLPack)", lambda: torch.from_dlpack(torch.from_dlpack(tt)), n(100)
+            ),
+        ),
+        *(
+            Case(Timed(f"vm['main'] identity ({mode})", lambda f=f: f(x), n(1_500)), ffi)
+            for mode, f in vms.items()
+        ),
+        Case(
+            Timed("tvm.runtime.convert(1000-int list)", lambda: tvm.runtime.convert(items), n(40)),
+            Timed("list(1000-int list)", lambda: list(items), n(1_000)),
+        ),
     ]
+
+
+def measure(scale: float = 1.0, repeats: int = 31) -> list[Row]:
+    """Measure every case and its floor (`measure_case`); `scale` multiplies the calls."""
+    return [measure_case(case, repeats) for case in build_cases(scale)]
 
 
 def to_json(rows: list[Row]) -> dict[str, object]:
@@ -218,7 +254,7 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--json", type=Path, help="also write the figures as JSON to this file")
     parser.add_argument("--scale", type=float, default=1.0, help="multiply call counts by this")
-    parser.add_argument("--repeats", type=int, default=7, help="repeats per case (best is kept)")
+    parser.add_argument("--repeats", type=int, default=31, help="repeats per case (best is kept)")
     args = parser.parse_args(argv)
     if args.scale <= 0 or args.repeats <= 0:
         parser.error("--scale and --repeats must be positive")
