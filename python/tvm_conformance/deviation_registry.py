@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from functools import lru_cache
+from functools import cache
 
 # Kinds: "deviation" (a wrong result or error), "crash" (the process dies of ``signal``; the
 # test runs the behaviour in a child process, tvm_conformance.crash_isolation).
@@ -65,7 +65,7 @@ def parse_test(entry: str) -> tuple[str, str]:
     return match["label"], match["case"]
 
 
-@lru_cache(maxsize=None)
+@cache
 def _case_regex(pattern: str) -> re.Pattern[str]:
     return re.compile(".*".join(re.escape(part) for part in pattern.split("*")), re.DOTALL)
 
@@ -80,12 +80,12 @@ def lists(dev: Deviation, label: str, case: str) -> bool:
 
 
 def version_tuple(text: str) -> tuple[int, ...]:
-    """"0.1.15.post2" -> (0, 1, 15, 2): the first four numbers of a version string."""
+    """ "0.1.15.post2" -> (0, 1, 15, 2): the first four numbers of a version string."""
     return tuple(int(part) for part in re.findall(r"\d+", text)[:4])
 
 
 def parse_spec(spec: str) -> list[tuple[str, tuple[int, ...]]]:
-    """">=0.1.13,<0.1.15" -> [(">=", (0, 1, 13)), ("<", (0, 1, 15))]; "" -> []."""
+    """ ">=0.1.13,<0.1.15" -> [(">=", (0, 1, 13)), ("<", (0, 1, 15))]; "" -> []."""
     clauses = []
     for part in filter(None, (p.strip() for p in spec.split(","))):
         match = _SPEC.fullmatch(part)
@@ -131,7 +131,9 @@ def validate(dev: Deviation) -> None:
         raise ValueError(f"{where}: kind must be one of {KINDS}, not {dev.kind!r}")
     if dev.kind == "crash":
         if not _SIGNAL.fullmatch(dev.signal):
-            raise ValueError(f"{where}: kind crash needs signal ('SIGSEGV', ...), not {dev.signal!r}")
+            raise ValueError(
+                f"{where}: kind crash needs signal ('SIGSEGV', ...), not {dev.signal!r}"
+            )
         if dev.raises != CRASH_RAISES:
             raise ValueError(f"{where}: kind crash raises {CRASH_RAISES}, not {dev.raises!r}")
     elif dev.signal:
@@ -167,7 +169,7 @@ DEVIATIONS: tuple[Deviation, ...] = (
         "keeps its args: ('k',), as every other builtin exception does (seed 001).",
         actual="The args come back re-quoted: the error crosses as str(KeyError('k')), so "
         "Python sees KeyError(\"'k'\") (TVM 0.27 / tvm-ffi 0.1.14).",
-        raises='tvm_conformance.observed.FidelityLost',
+        raises="tvm_conformance.observed.FidelityLost",
         tests=("//python/tests/ffi:error_test :: test_python_key_error_through_cpp_keeps_args",),
     ),
     Deviation(
@@ -180,11 +182,16 @@ DEVIATIONS: tuple[Deviation, ...] = (
         "subclasses ValueError (TVM 0.27 / tvm-ffi 0.1.14).",
         raises="builtins.RuntimeError",
         tests=(
-            '//python/tests/ffi:error_test :: test_python_unregistered_subclass_through_cpp_keeps_class',
-            '//python/tests/relax:vm_callback_error_test_llvm :: test_unregistered_custom_exception_keeps_its_class[llvm-UnregisteredError-*]',
-            '//python/tests/relax:vm_callback_error_test_llvm :: test_unregistered_custom_exception_keeps_its_class[llvm-UnregisteredValueError-*]',
-            '//python/tests/relax:vm_callback_error_test_cuda :: test_unregistered_custom_exception_keeps_its_class[cuda-UnregisteredError-*]',
-            '//python/tests/relax:vm_callback_error_test_cuda :: test_unregistered_custom_exception_keeps_its_class[cuda-UnregisteredValueError-*]',
+            "//python/tests/ffi:error_test :: "
+            "test_python_unregistered_subclass_through_cpp_keeps_class",
+            "//python/tests/relax:vm_callback_error_test_llvm :: "
+            "test_unregistered_custom_exception_keeps_its_class[llvm-UnregisteredError-*]",
+            "//python/tests/relax:vm_callback_error_test_llvm :: "
+            "test_unregistered_custom_exception_keeps_its_class[llvm-UnregisteredValueError-*]",
+            "//python/tests/relax:vm_callback_error_test_cuda :: "
+            "test_unregistered_custom_exception_keeps_its_class[cuda-UnregisteredError-*]",
+            "//python/tests/relax:vm_callback_error_test_cuda :: "
+            "test_unregistered_custom_exception_keeps_its_class[cuda-UnregisteredValueError-*]",
         ),
     ),
     # --- relax -------------------------------------------------------------------------------
@@ -195,10 +202,12 @@ DEVIATIONS: tuple[Deviation, ...] = (
         "the VM called keeps the callback's locals (seed 000: debug from the traceback).",
         actual="tvm_ffi rebuilds that frame: file, function and line are right, f_locals lacks "
         "the callback's variables (TVM 0.27 / tvm-ffi 0.1.14).",
-        raises='tvm_conformance.observed.FidelityLost',
+        raises="tvm_conformance.observed.FidelityLost",
         tests=(
-            '//python/tests/relax:vm_callback_error_test_llvm :: test_innermost_traceback_frame_keeps_callback_locals[llvm-*]',
-            '//python/tests/relax:vm_callback_error_test_cuda :: test_innermost_traceback_frame_keeps_callback_locals[cuda-*]',
+            "//python/tests/relax:vm_callback_error_test_llvm :: "
+            "test_innermost_traceback_frame_keeps_callback_locals[llvm-*]",
+            "//python/tests/relax:vm_callback_error_test_cuda :: "
+            "test_innermost_traceback_frame_keeps_callback_locals[cuda-*]",
         ),
     ),
     Deviation(
@@ -209,16 +218,24 @@ DEVIATIONS: tuple[Deviation, ...] = (
         actual="No check is inserted on callback results: the VM hands back the Python value "
         "(or the wrong-shaped tensor) as the function's result; only a kernel that consumes it "
         "fails (TVM 0.27).",
-        raises='tvm_conformance.observed.UncheckedValueAccepted',
+        raises="tvm_conformance.observed.UncheckedValueAccepted",
         tests=(
-            '//python/tests/relax:vm_callback_test_llvm :: test_callback_wrong_return_type_is_rejected[llvm-int-*]',
-            '//python/tests/relax:vm_callback_test_llvm :: test_callback_wrong_return_type_is_rejected[llvm-str-*]',
-            '//python/tests/relax:vm_callback_test_llvm :: test_callback_wrong_return_type_is_rejected[llvm-none-*]',
-            '//python/tests/relax:vm_callback_test_llvm :: test_callback_wrong_shape_is_rejected[llvm-*]',
-            '//python/tests/relax:vm_callback_test_cuda :: test_callback_wrong_return_type_is_rejected[cuda-int-*]',
-            '//python/tests/relax:vm_callback_test_cuda :: test_callback_wrong_return_type_is_rejected[cuda-str-*]',
-            '//python/tests/relax:vm_callback_test_cuda :: test_callback_wrong_return_type_is_rejected[cuda-none-*]',
-            '//python/tests/relax:vm_callback_test_cuda :: test_callback_wrong_shape_is_rejected[cuda-*]',
+            "//python/tests/relax:vm_callback_test_llvm :: "
+            "test_callback_wrong_return_type_is_rejected[llvm-int-*]",
+            "//python/tests/relax:vm_callback_test_llvm :: "
+            "test_callback_wrong_return_type_is_rejected[llvm-str-*]",
+            "//python/tests/relax:vm_callback_test_llvm :: "
+            "test_callback_wrong_return_type_is_rejected[llvm-none-*]",
+            "//python/tests/relax:vm_callback_test_llvm :: "
+            "test_callback_wrong_shape_is_rejected[llvm-*]",
+            "//python/tests/relax:vm_callback_test_cuda :: "
+            "test_callback_wrong_return_type_is_rejected[cuda-int-*]",
+            "//python/tests/relax:vm_callback_test_cuda :: "
+            "test_callback_wrong_return_type_is_rejected[cuda-str-*]",
+            "//python/tests/relax:vm_callback_test_cuda :: "
+            "test_callback_wrong_return_type_is_rejected[cuda-none-*]",
+            "//python/tests/relax:vm_callback_test_cuda :: "
+            "test_callback_wrong_shape_is_rejected[cuda-*]",
         ),
     ),
     # --- frontend ----------------------------------------------------------------------------
@@ -229,10 +246,12 @@ DEVIATIONS: tuple[Deviation, ...] = (
         "statistics, as PyTorch does (seed 003: outputs match PyTorch).",
         actual="from_fx emits relax.nn.batch_norm with training=True: the output is "
         "normalized by batch statistics and differs from PyTorch (TVM 0.27).",
-        raises='tvm_conformance.observed.BatchStatisticsUsed',
+        raises="tvm_conformance.observed.BatchStatisticsUsed",
         tests=(
-            '//python/tests/frontend:normalization_test_llvm :: test_batch_norm_uses_running_stats[llvm-fx]',
-            '//python/tests/frontend:normalization_test_cuda :: test_batch_norm_uses_running_stats[cuda-fx]',
+            "//python/tests/frontend:normalization_test_llvm :: "
+            "test_batch_norm_uses_running_stats[llvm-fx]",
+            "//python/tests/frontend:normalization_test_cuda :: "
+            "test_batch_norm_uses_running_stats[cuda-fx]",
         ),
     ),
     # --- lanes (version-specific) ------------------------------------------------------------
@@ -288,7 +307,7 @@ DEVIATIONS: tuple[Deviation, ...] = (
         "scalars cross as int and float (C++ sees a bool).",
         actual="It crosses as ffi.OpaquePyObject: C++ cannot read it as a bool, and Python gets "
         "the numpy.bool_ object back (tvm-ffi 0.1.13 - 0.1.15).",
-        raises='tvm_conformance.observed.OpaqueConversion',
+        raises="tvm_conformance.observed.OpaqueConversion",
         tests=(
             "//python/tests/robustness:roundtrip_property_test :: test_numpy_bool_arrives_as_bool",
         ),
@@ -317,62 +336,116 @@ DEVIATIONS: tuple[Deviation, ...] = (
         "Exception subclass (OSError and its family, ZeroDivisionError, StopIteration, "
         "NotImplementedError, the warnings, ...) arrives as RuntimeError with its message "
         "(tvm-ffi 0.1.13 - 0.1.15).",
-        raises='tvm_conformance.observed.FidelityLost',
+        raises="tvm_conformance.observed.FidelityLost",
         tests=(
-            '//python/tests/robustness:exception_fidelity_test :: test_builtin_exception_keeps_type[ArithmeticError-*]',
-            '//python/tests/robustness:exception_fidelity_test :: test_builtin_exception_keeps_type[BlockingIOError-*]',
-            '//python/tests/robustness:exception_fidelity_test :: test_builtin_exception_keeps_type[BrokenPipeError-*]',
-            '//python/tests/robustness:exception_fidelity_test :: test_builtin_exception_keeps_type[BufferError-*]',
-            '//python/tests/robustness:exception_fidelity_test :: test_builtin_exception_keeps_type[BytesWarning-*]',
-            '//python/tests/robustness:exception_fidelity_test :: test_builtin_exception_keeps_type[ChildProcessError-*]',
-            '//python/tests/robustness:exception_fidelity_test :: test_builtin_exception_keeps_type[ConnectionAbortedError-*]',
-            '//python/tests/robustness:exception_fidelity_test :: test_builtin_exception_keeps_type[ConnectionError-*]',
-            '//python/tests/robustness:exception_fidelity_test :: test_builtin_exception_keeps_type[ConnectionRefusedError-*]',
-            '//python/tests/robustness:exception_fidelity_test :: test_builtin_exception_keeps_type[ConnectionResetError-*]',
-            '//python/tests/robustness:exception_fidelity_test :: test_builtin_exception_keeps_type[DeprecationWarning-*]',
-            '//python/tests/robustness:exception_fidelity_test :: test_builtin_exception_keeps_type[EOFError-*]',
-            '//python/tests/robustness:exception_fidelity_test :: test_builtin_exception_keeps_type[EncodingWarning-*]',
-            '//python/tests/robustness:exception_fidelity_test :: test_builtin_exception_keeps_type[Exception-*]',
-            '//python/tests/robustness:exception_fidelity_test :: test_builtin_exception_keeps_type[ExceptionGroup-*]',
-            '//python/tests/robustness:exception_fidelity_test :: test_builtin_exception_keeps_type[FileExistsError-*]',
-            '//python/tests/robustness:exception_fidelity_test :: test_builtin_exception_keeps_type[FileNotFoundError-*]',
-            '//python/tests/robustness:exception_fidelity_test :: test_builtin_exception_keeps_type[FloatingPointError-*]',
-            '//python/tests/robustness:exception_fidelity_test :: test_builtin_exception_keeps_type[FutureWarning-*]',
-            '//python/tests/robustness:exception_fidelity_test :: test_builtin_exception_keeps_type[ImportError-*]',
-            '//python/tests/robustness:exception_fidelity_test :: test_builtin_exception_keeps_type[ImportWarning-*]',
-            '//python/tests/robustness:exception_fidelity_test :: test_builtin_exception_keeps_type[IndentationError-*]',
-            '//python/tests/robustness:exception_fidelity_test :: test_builtin_exception_keeps_type[InterruptedError-*]',
-            '//python/tests/robustness:exception_fidelity_test :: test_builtin_exception_keeps_type[IsADirectoryError-*]',
-            '//python/tests/robustness:exception_fidelity_test :: test_builtin_exception_keeps_type[LookupError-*]',
-            '//python/tests/robustness:exception_fidelity_test :: test_builtin_exception_keeps_type[ModuleNotFoundError-*]',
-            '//python/tests/robustness:exception_fidelity_test :: test_builtin_exception_keeps_type[NameError-*]',
-            '//python/tests/robustness:exception_fidelity_test :: test_builtin_exception_keeps_type[NotADirectoryError-*]',
-            '//python/tests/robustness:exception_fidelity_test :: test_builtin_exception_keeps_type[NotImplementedError-*]',
-            '//python/tests/robustness:exception_fidelity_test :: test_builtin_exception_keeps_type[OSError-*]',
-            '//python/tests/robustness:exception_fidelity_test :: test_builtin_exception_keeps_type[OverflowError-*]',
-            '//python/tests/robustness:exception_fidelity_test :: test_builtin_exception_keeps_type[PendingDeprecationWarning-*]',
-            '//python/tests/robustness:exception_fidelity_test :: test_builtin_exception_keeps_type[PermissionError-*]',
-            '//python/tests/robustness:exception_fidelity_test :: test_builtin_exception_keeps_type[ProcessLookupError-*]',
-            '//python/tests/robustness:exception_fidelity_test :: test_builtin_exception_keeps_type[RecursionError-*]',
-            '//python/tests/robustness:exception_fidelity_test :: test_builtin_exception_keeps_type[ReferenceError-*]',
-            '//python/tests/robustness:exception_fidelity_test :: test_builtin_exception_keeps_type[ResourceWarning-*]',
-            '//python/tests/robustness:exception_fidelity_test :: test_builtin_exception_keeps_type[RuntimeWarning-*]',
-            '//python/tests/robustness:exception_fidelity_test :: test_builtin_exception_keeps_type[StopAsyncIteration-*]',
-            '//python/tests/robustness:exception_fidelity_test :: test_builtin_exception_keeps_type[StopIteration-*]',
-            '//python/tests/robustness:exception_fidelity_test :: test_builtin_exception_keeps_type[SyntaxError-*]',
-            '//python/tests/robustness:exception_fidelity_test :: test_builtin_exception_keeps_type[SyntaxWarning-*]',
-            '//python/tests/robustness:exception_fidelity_test :: test_builtin_exception_keeps_type[SystemError-*]',
-            '//python/tests/robustness:exception_fidelity_test :: test_builtin_exception_keeps_type[TabError-*]',
-            '//python/tests/robustness:exception_fidelity_test :: test_builtin_exception_keeps_type[TimeoutError-*]',
-            '//python/tests/robustness:exception_fidelity_test :: test_builtin_exception_keeps_type[UnboundLocalError-*]',
-            '//python/tests/robustness:exception_fidelity_test :: test_builtin_exception_keeps_type[UnicodeDecodeError-*]',
-            '//python/tests/robustness:exception_fidelity_test :: test_builtin_exception_keeps_type[UnicodeEncodeError-*]',
-            '//python/tests/robustness:exception_fidelity_test :: test_builtin_exception_keeps_type[UnicodeError-*]',
-            '//python/tests/robustness:exception_fidelity_test :: test_builtin_exception_keeps_type[UnicodeTranslateError-*]',
-            '//python/tests/robustness:exception_fidelity_test :: test_builtin_exception_keeps_type[UnicodeWarning-*]',
-            '//python/tests/robustness:exception_fidelity_test :: test_builtin_exception_keeps_type[UserWarning-*]',
-            '//python/tests/robustness:exception_fidelity_test :: test_builtin_exception_keeps_type[Warning-*]',
-            '//python/tests/robustness:exception_fidelity_test :: test_builtin_exception_keeps_type[ZeroDivisionError-*]',
+            "//python/tests/robustness:exception_fidelity_test :: "
+            "test_builtin_exception_keeps_type[ArithmeticError-*]",
+            "//python/tests/robustness:exception_fidelity_test :: "
+            "test_builtin_exception_keeps_type[BlockingIOError-*]",
+            "//python/tests/robustness:exception_fidelity_test :: "
+            "test_builtin_exception_keeps_type[BrokenPipeError-*]",
+            "//python/tests/robustness:exception_fidelity_test :: "
+            "test_builtin_exception_keeps_type[BufferError-*]",
+            "//python/tests/robustness:exception_fidelity_test :: "
+            "test_builtin_exception_keeps_type[BytesWarning-*]",
+            "//python/tests/robustness:exception_fidelity_test :: "
+            "test_builtin_exception_keeps_type[ChildProcessError-*]",
+            "//python/tests/robustness:exception_fidelity_test :: "
+            "test_builtin_exception_keeps_type[ConnectionAbortedError-*]",
+            "//python/tests/robustness:exception_fidelity_test :: "
+            "test_builtin_exception_keeps_type[ConnectionError-*]",
+            "//python/tests/robustness:exception_fidelity_test :: "
+            "test_builtin_exception_keeps_type[ConnectionRefusedError-*]",
+            "//python/tests/robustness:exception_fidelity_test :: "
+            "test_builtin_exception_keeps_type[ConnectionResetError-*]",
+            "//python/tests/robustness:exception_fidelity_test :: "
+            "test_builtin_exception_keeps_type[DeprecationWarning-*]",
+            "//python/tests/robustness:exception_fidelity_test :: "
+            "test_builtin_exception_keeps_type[EOFError-*]",
+            "//python/tests/robustness:exception_fidelity_test :: "
+            "test_builtin_exception_keeps_type[EncodingWarning-*]",
+            "//python/tests/robustness:exception_fidelity_test :: "
+            "test_builtin_exception_keeps_type[Exception-*]",
+            "//python/tests/robustness:exception_fidelity_test :: "
+            "test_builtin_exception_keeps_type[ExceptionGroup-*]",
+            "//python/tests/robustness:exception_fidelity_test :: "
+            "test_builtin_exception_keeps_type[FileExistsError-*]",
+            "//python/tests/robustness:exception_fidelity_test :: "
+            "test_builtin_exception_keeps_type[FileNotFoundError-*]",
+            "//python/tests/robustness:exception_fidelity_test :: "
+            "test_builtin_exception_keeps_type[FloatingPointError-*]",
+            "//python/tests/robustness:exception_fidelity_test :: "
+            "test_builtin_exception_keeps_type[FutureWarning-*]",
+            "//python/tests/robustness:exception_fidelity_test :: "
+            "test_builtin_exception_keeps_type[ImportError-*]",
+            "//python/tests/robustness:exception_fidelity_test :: "
+            "test_builtin_exception_keeps_type[ImportWarning-*]",
+            "//python/tests/robustness:exception_fidelity_test :: "
+            "test_builtin_exception_keeps_type[IndentationError-*]",
+            "//python/tests/robustness:exception_fidelity_test :: "
+            "test_builtin_exception_keeps_type[InterruptedError-*]",
+            "//python/tests/robustness:exception_fidelity_test :: "
+            "test_builtin_exception_keeps_type[IsADirectoryError-*]",
+            "//python/tests/robustness:exception_fidelity_test :: "
+            "test_builtin_exception_keeps_type[LookupError-*]",
+            "//python/tests/robustness:exception_fidelity_test :: "
+            "test_builtin_exception_keeps_type[ModuleNotFoundError-*]",
+            "//python/tests/robustness:exception_fidelity_test :: "
+            "test_builtin_exception_keeps_type[NameError-*]",
+            "//python/tests/robustness:exception_fidelity_test :: "
+            "test_builtin_exception_keeps_type[NotADirectoryError-*]",
+            "//python/tests/robustness:exception_fidelity_test :: "
+            "test_builtin_exception_keeps_type[NotImplementedError-*]",
+            "//python/tests/robustness:exception_fidelity_test :: "
+            "test_builtin_exception_keeps_type[OSError-*]",
+            "//python/tests/robustness:exception_fidelity_test :: "
+            "test_builtin_exception_keeps_type[OverflowError-*]",
+            "//python/tests/robustness:exception_fidelity_test :: "
+            "test_builtin_exception_keeps_type[PendingDeprecationWarning-*]",
+            "//python/tests/robustness:exception_fidelity_test :: "
+            "test_builtin_exception_keeps_type[PermissionError-*]",
+            "//python/tests/robustness:exception_fidelity_test :: "
+            "test_builtin_exception_keeps_type[ProcessLookupError-*]",
+            "//python/tests/robustness:exception_fidelity_test :: "
+            "test_builtin_exception_keeps_type[RecursionError-*]",
+            "//python/tests/robustness:exception_fidelity_test :: "
+            "test_builtin_exception_keeps_type[ReferenceError-*]",
+            "//python/tests/robustness:exception_fidelity_test :: "
+            "test_builtin_exception_keeps_type[ResourceWarning-*]",
+            "//python/tests/robustness:exception_fidelity_test :: "
+            "test_builtin_exception_keeps_type[RuntimeWarning-*]",
+            "//python/tests/robustness:exception_fidelity_test :: "
+            "test_builtin_exception_keeps_type[StopAsyncIteration-*]",
+            "//python/tests/robustness:exception_fidelity_test :: "
+            "test_builtin_exception_keeps_type[StopIteration-*]",
+            "//python/tests/robustness:exception_fidelity_test :: "
+            "test_builtin_exception_keeps_type[SyntaxError-*]",
+            "//python/tests/robustness:exception_fidelity_test :: "
+            "test_builtin_exception_keeps_type[SyntaxWarning-*]",
+            "//python/tests/robustness:exception_fidelity_test :: "
+            "test_builtin_exception_keeps_type[SystemError-*]",
+            "//python/tests/robustness:exception_fidelity_test :: "
+            "test_builtin_exception_keeps_type[TabError-*]",
+            "//python/tests/robustness:exception_fidelity_test :: "
+            "test_builtin_exception_keeps_type[TimeoutError-*]",
+            "//python/tests/robustness:exception_fidelity_test :: "
+            "test_builtin_exception_keeps_type[UnboundLocalError-*]",
+            "//python/tests/robustness:exception_fidelity_test :: "
+            "test_builtin_exception_keeps_type[UnicodeDecodeError-*]",
+            "//python/tests/robustness:exception_fidelity_test :: "
+            "test_builtin_exception_keeps_type[UnicodeEncodeError-*]",
+            "//python/tests/robustness:exception_fidelity_test :: "
+            "test_builtin_exception_keeps_type[UnicodeError-*]",
+            "//python/tests/robustness:exception_fidelity_test :: "
+            "test_builtin_exception_keeps_type[UnicodeTranslateError-*]",
+            "//python/tests/robustness:exception_fidelity_test :: "
+            "test_builtin_exception_keeps_type[UnicodeWarning-*]",
+            "//python/tests/robustness:exception_fidelity_test :: "
+            "test_builtin_exception_keeps_type[UserWarning-*]",
+            "//python/tests/robustness:exception_fidelity_test :: "
+            "test_builtin_exception_keeps_type[Warning-*]",
+            "//python/tests/robustness:exception_fidelity_test :: "
+            "test_builtin_exception_keeps_type[ZeroDivisionError-*]",
         ),
     ),
     Deviation(
@@ -382,13 +455,18 @@ DEVIATIONS: tuple[Deviation, ...] = (
         "`except Exception` must not catch) raised in a callback arrive as themselves.",
         actual="They arrive as RuntimeError, which `except Exception` catches: a Ctrl-C or "
         "sys.exit() inside a callback becomes an ordinary error (tvm-ffi 0.1.13 - 0.1.15).",
-        raises='tvm_conformance.observed.FidelityLost',
+        raises="tvm_conformance.observed.FidelityLost",
         tests=(
-            '//python/tests/robustness:exception_fidelity_test :: test_builtin_exception_keeps_type[BaseException-*]',
-            '//python/tests/robustness:exception_fidelity_test :: test_builtin_exception_keeps_type[BaseExceptionGroup-*]',
-            '//python/tests/robustness:exception_fidelity_test :: test_builtin_exception_keeps_type[GeneratorExit-*]',
-            '//python/tests/robustness:exception_fidelity_test :: test_builtin_exception_keeps_type[KeyboardInterrupt-*]',
-            '//python/tests/robustness:exception_fidelity_test :: test_builtin_exception_keeps_type[SystemExit-*]',
+            "//python/tests/robustness:exception_fidelity_test :: "
+            "test_builtin_exception_keeps_type[BaseException-*]",
+            "//python/tests/robustness:exception_fidelity_test :: "
+            "test_builtin_exception_keeps_type[BaseExceptionGroup-*]",
+            "//python/tests/robustness:exception_fidelity_test :: "
+            "test_builtin_exception_keeps_type[GeneratorExit-*]",
+            "//python/tests/robustness:exception_fidelity_test :: "
+            "test_builtin_exception_keeps_type[KeyboardInterrupt-*]",
+            "//python/tests/robustness:exception_fidelity_test :: "
+            "test_builtin_exception_keeps_type[SystemExit-*]",
         ),
     ),
     Deviation(
@@ -397,10 +475,11 @@ DEVIATIONS: tuple[Deviation, ...] = (
         expected="ValueError('a', 2, None) raised in a callback keeps its args after crossing.",
         actual="The error crosses as its message: args become one str, \"('a', 2, None)\" "
         "(tvm-ffi 0.1.13 - 0.1.15).",
-        raises='tvm_conformance.observed.FidelityLost',
+        raises="tvm_conformance.observed.FidelityLost",
         tests=(
-            '//python/tests/robustness:exception_fidelity_test :: test_several_args_are_kept[cpp]',
-            '//python/tests/robustness:exception_fidelity_test :: test_several_args_are_kept[relax_vm]',
+            "//python/tests/robustness:exception_fidelity_test :: test_several_args_are_kept[cpp]",
+            "//python/tests/robustness:exception_fidelity_test :: "
+            "test_several_args_are_kept[relax_vm]",
         ),
     ),
     Deviation(
@@ -410,11 +489,14 @@ DEVIATIONS: tuple[Deviation, ...] = (
         "attributes after crossing C++ or the Relax VM.",
         actual="A new exception object is built from kind and message: __cause__ is None, "
         "__notes__ and custom attributes are gone (tvm-ffi 0.1.13 - 0.1.15).",
-        raises='tvm_conformance.observed.FidelityLost',
+        raises="tvm_conformance.observed.FidelityLost",
         tests=(
-            '//python/tests/robustness:exception_fidelity_test :: test_cause_notes_and_attributes_are_kept[ValueError with __cause__-*]',
-            '//python/tests/robustness:exception_fidelity_test :: test_cause_notes_and_attributes_are_kept[ValueError with __notes__-*]',
-            '//python/tests/robustness:exception_fidelity_test :: test_cause_notes_and_attributes_are_kept[ValueError with a custom attribute-*]',
+            "//python/tests/robustness:exception_fidelity_test :: "
+            "test_cause_notes_and_attributes_are_kept[ValueError with __cause__-*]",
+            "//python/tests/robustness:exception_fidelity_test :: "
+            "test_cause_notes_and_attributes_are_kept[ValueError with __notes__-*]",
+            "//python/tests/robustness:exception_fidelity_test :: "
+            "test_cause_notes_and_attributes_are_kept[ValueError with a custom attribute-*]",
         ),
     ),
     Deviation(
@@ -425,7 +507,7 @@ DEVIATIONS: tuple[Deviation, ...] = (
         actual="With apache-tvm-ffi 0.1.13.post2 (TVM 0.26.0) it carries an ffi.Error in its "
         "__dict__ (__tvm_ffi_error__); pickle.dumps raises TypeError 'Type `ffi.Error` does not "
         "support ToJSONGraph'.",
-        raises='tvm_conformance.observed.FidelityLost',
+        raises="tvm_conformance.observed.FidelityLost",
         tests=(
             "//python/tests/robustness:exception_fidelity_test :: "
             "test_every_caught_exception_pickles[cpp]",
@@ -565,7 +647,7 @@ DEVIATIONS: tuple[Deviation, ...] = (
         "that require gradient, use tensor.detach()').",
         actual="tvm-ffi takes it zero-copy; testing.tensor_add_inplace writes it behind "
         "autograd's back (tvm-ffi 0.1.13.post2, 0.1.14.post0, 0.1.15.post2, torch 2.13).",
-        raises='tvm_conformance.observed.UncheckedValueAccepted',
+        raises="tvm_conformance.observed.UncheckedValueAccepted",
         tests=(
             "//python/tests/robustness:fixture_bad_input_test :: "
             "test_requires_grad_torch_tensor_into_tensorview_fixture_is_rejected",
@@ -601,5 +683,3 @@ DEVIATIONS: tuple[Deviation, ...] = (
         ),
     ),
 )
-
-

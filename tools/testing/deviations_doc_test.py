@@ -59,8 +59,12 @@ def test_conformance_check_reads_the_rendered_ids_and_kinds() -> None:
     import conformance_check
 
     entries = (
-        deviation_registry.Deviation("a-b", "ffi", "e", "a", "builtins.ValueError", ("//p:t :: c",)),
-        deviation_registry.Deviation("c-d", "relax", "e", "a", "builtins.ValueError", (), kind="crash"),
+        deviation_registry.Deviation(
+            "a-b", "ffi", "e", "a", "builtins.ValueError", ("//p:t :: c",)
+        ),
+        deviation_registry.Deviation(
+            "c-d", "relax", "e", "a", "builtins.ValueError", (), kind="crash"
+        ),
     )
     ids = conformance_check.parse_deviations(deviations_doc.render(entries))
     assert ids == {"a-b": "deviation", "c-d": "crash"}

@@ -79,7 +79,7 @@ def test_python_key_error_through_cpp_keeps_args() -> None:
 
     with pytest.raises(KeyError) as info:
         tvm.get_global_func("testing.invoke")(callback)
-    if info.value.args == ("\'k\'",):  # the recorded loss: str(KeyError('k')) re-quoted
+    if info.value.args == ("'k'",):  # the recorded loss: str(KeyError('k')) re-quoted
         raise FidelityLost(f"KeyError args arrived as {info.value.args!r}")
     assert info.value.args == ("k",)
 

@@ -121,6 +121,4 @@ def test_every_tests_entry_names_a_target_that_exists() -> None:
             base = next((name[: -len(s)] for s in VARIANT_SUFFIXES if name.endswith(s)), name)
             if name not in names and base not in names:
                 missing.append(f"{dev.id}: {entry}")
-    assert not missing, "tests entries naming no target of their BUILD file:\n" + "\n".join(
-        missing
-    )
+    assert not missing, "tests entries naming no target of their BUILD file:\n" + "\n".join(missing)

@@ -302,13 +302,14 @@ def test_fidelity_table_is_written(tmp_path: Path, monkeypatch: pytest.MonkeyPat
             raised = make_instance(cls)
             caught = cross(raised, crossing)
             r = by_key[(cls.__name__, crossing)]
-            assert r["raised"] == cls.__name__, r
+            # (BaseExceptionGroup(...) with Exception members is an ExceptionGroup.)
+            assert r["raised"] == type(raised).__name__, r
             assert r["caught"] == type(caught).__name__, r
-            assert r["type_kept"] is (type(caught) is cls), r
+            assert r["type_kept"] is (type(caught) is type(raised)), r
             assert r["args_kept"] is (caught.args == raised.args), r
             # And what the listed deviations say: only tvm-ffi's registered kinds keep their type.
             assert r["type_kept"] is (cls.__name__ in KEPT_TYPES), r
-        for name, (maker, attribute) in RICH_CASES.items():
+        for name, (_maker, attribute) in RICH_CASES.items():
             r = by_key[(name, crossing)]
             assert r["attribute"] == attribute and isinstance(r["attribute_kept"], bool), r
 

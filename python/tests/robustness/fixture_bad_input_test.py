@@ -18,8 +18,8 @@ import tvm
 import tvm_ffi
 
 from tvm_conformance import deviations
-from tvm_conformance.observed import UncheckedValueAccepted
 from tvm_conformance.crash_isolation import check_isolated
+from tvm_conformance.observed import UncheckedValueAccepted
 from tvm_conformance.runfiles import rlocation
 
 # C++ extensions loaded for this module by conftest.py.
