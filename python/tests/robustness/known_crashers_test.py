@@ -2,8 +2,10 @@
 
 Every test runs a reproducer with ``tvm_conformance.crash_isolation.check_isolated`` and asserts
 the clear error a sound FFI would give. Today the child dies (SIGSEGV, or SIGABRT), so each test
-is the strict xfail of a listed crash deviation (``raises=ProcessCrashed``): the test process
-itself never dies, and a tvm-ffi that fixes one shows as a strict XPASS naming the deviation.
+is the strict xfail of a listed crash deviation, bound to the signal the registry records
+(``raises=crash_isolation.crashed_by(signal)``: a child dying of another signal fails): the
+test process itself never dies, and a tvm-ffi that fixes one shows as a strict XPASS naming
+the deviation.
 """
 
 from __future__ import annotations

@@ -368,7 +368,11 @@ def _echo() -> Any:
 def test_numpy_bool_arrives_as_bool() -> None:
     import numpy as np
 
+    from tvm_conformance.observed import OpaqueConversion
+
     got = _echo()(np.bool_(True))
+    if type(got) is np.bool_ and bool(got) is True:  # the recorded opaque round trip
+        raise OpaqueConversion("numpy.bool_ came back as itself (ffi.OpaquePyObject)")
     assert type(got) is bool and got is True
 
 

@@ -1,0 +1,124 @@
+"""tvm_conformance.deviation_registry: plain data, standard library only, entries that parse."""
+
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from tvm_conformance import deviation_registry as registry
+from tvm_conformance.runfiles import rlocation
+
+# Suffixes of the per-target variants tvm_py_test(targets = [...]) makes of one name.
+VARIANT_SUFFIXES = ("_llvm", "_cuda", "_independent")
+
+
+def _dev(**fields: object) -> registry.Deviation:
+    base: dict[str, object] = {
+        "id": "x-y",
+        "area": "a",
+        "expected": "e",
+        "actual": "a",
+        "raises": "builtins.ValueError",
+        "tests": ("//p:t :: c",),
+    }
+    return registry.Deviation(**{**base, **fields})  # type: ignore[arg-type]
+
+
+def test_imports_neither_pytest_nor_tvm() -> None:
+    python_dir = str(Path(registry.__file__).resolve().parent.parent)
+    code = (
+        f"import sys; sys.path.insert(0, {python_dir!r}); "
+        "from tvm_conformance import deviation_registry as r; r.by_id(); "
+        "bad = sorted(m for m in ('pytest', 'tvm', 'tvm_ffi', 'numpy', 'torch') "
+        "if m in sys.modules); print(bad)"
+    )
+    proc = subprocess.run(
+        [sys.executable, "-I", "-c", code], capture_output=True, text=True, check=True
+    )
+    assert proc.stdout.strip() == "[]", proc.stdout + proc.stderr
+
+
+@pytest.mark.parametrize(
+    ("case", "listed"),
+    [
+        ("test_x[OSError-cpp]", True),
+        ("test_x[OSError-relax_vm]", True),
+        ("test_x[BlockingIOError-cpp]", False),  # `*` only where it is written
+        ("test_x[OSError-cpp]extra", False),  # the whole case must match
+        ("test_y", True),
+        ("test_y[a]", False),
+        ("test_z[a.b]", True),  # `[`, `]` and `.` are literal
+        ("test_z[aXb]", False),
+    ],
+)
+def test_lists_matches_star_only(case: str, listed: bool) -> None:
+    dev = _dev(tests=("//p:t :: test_x[OSError-*]", "//p:t :: test_y", "//p:t :: test_z[a.b]"))
+    assert registry.lists(dev, "//p:t", case) is listed
+    assert registry.lists(dev, "//p:other", case) is False
+
+
+@pytest.mark.parametrize(
+    ("tvm", "tvm_ffi", "versions", "expected"),
+    [
+        ("", "", ((0, 27, 0, 1), (0, 1, 14, 0)), True),
+        ("", ">=0.1.15", ((0, 27, 0, 1), (0, 1, 15, 2)), True),
+        ("", ">=0.1.15", ((0, 27, 0, 1), (0, 1, 14, 0)), False),
+        ("", "<0.1.14", ((0, 26, 0), (0, 1, 13, 2)), True),
+        ("", "<0.1.14", ((0, 27, 0, 1), (0, 1, 14, 0)), False),
+        ("<0.27", "", ((0, 26, 0), (0, 1, 13, 2)), True),
+        (">=0.26,<0.27", "", ((0, 27, 0, 1), (0, 1, 14)), False),
+    ],
+)
+def test_applies_reads_version_specs(
+    tvm: str, tvm_ffi: str, versions: tuple[tuple[int, ...], tuple[int, ...]], expected: bool
+) -> None:
+    assert registry.applies(_dev(tvm=tvm, tvm_ffi=tvm_ffi), *versions) is expected
+
+
+@pytest.mark.parametrize(
+    ("fields", "message"),
+    [
+        ({"kind": "crash"}, "kind crash needs signal"),
+        (
+            {"kind": "crash", "signal": "SIGSEGV", "raises": "builtins.RuntimeError"},
+            "kind crash raises",
+        ),
+        ({"signal": "SIGSEGV"}, "only for kind crash"),
+        ({"tests": ("//p:t c",)}, "is not '//pkg:target :: case'"),
+        ({"tests": ()}, "names no test"),
+        ({"tvm_ffi": "0.1.15"}, "is not like"),
+        ({"raises": "ValueError"}, "dotted class name"),
+        ({"id": "Bad_Id"}, "id must be"),
+    ],
+)
+def test_bad_entries_are_errors(
+    monkeypatch: pytest.MonkeyPatch, fields: dict[str, object], message: str
+) -> None:
+    monkeypatch.setattr(registry, "DEVIATIONS", (_dev(**fields),))
+    with pytest.raises(ValueError, match=re.escape(message)):
+        registry.by_id()
+
+
+def test_every_crash_deviation_records_its_signal() -> None:
+    crashes = [dev for dev in registry.by_id().values() if dev.kind == "crash"]
+    assert crashes and all(dev.signal.startswith("SIG") for dev in crashes)
+
+
+def _build_names(package: str) -> set[str]:
+    text = Path(rlocation(f"{package}/BUILD.bazel")).read_text(encoding="utf-8")
+    return set(re.findall(r'"([A-Za-z0-9_.+-]+)"', text))
+
+
+def test_every_tests_entry_names_a_target_that_exists() -> None:
+    missing = []
+    for dev in registry.by_id().values():
+        for entry in dev.tests:
+            label, _ = registry.parse_test(entry)
+            package, _, name = label.removeprefix("//").partition(":")
+            names = _build_names(package)
+            base = next((name[: -len(s)] for s in VARIANT_SUFFIXES if name.endswith(s)), name)
+            if name not in names and base not in names:
+                missing.append(f"{dev.id}: {entry}")
+    assert not missing, "tests entries naming no target of their BUILD file:\n" + "\n".join(missing)

@@ -1,0 +1,685 @@
+"""The registry of known TVM deviations, as plain data (standard library only).
+
+A deviation is a behaviour where TVM (or tvm-ffi) does not do what a seed document or upstream
+promises. Each is listed here once: what was expected, what happens, the exception the test of
+it raises, which test cases it covers (``tests``), and the versions it applies to (``tvm``,
+``tvm_ffi``: version specs, not code).
+
+This module imports neither pytest nor tvm, so tools run with any python3 read it::
+
+    sys.path.insert(0, "<repo>/python")
+    from tvm_conformance import deviation_registry
+    deviation_registry.by_id()["ffi-keyerror-args"].tests
+
+The pytest side (the strict xfail mark, the installed versions) is
+:mod:`tvm_conformance.deviations`; ``docs/deviations.md`` is generated from this list by
+``tools/testing/deviations_doc.py``.
+
+``tests`` entries are ``//pkg:target :: case``. In the case part ``*`` is the only wildcard
+(any characters, possibly none); everything else, ``[`` and ``]`` included, is literal. A case
+may xfail under a deviation only if one of its entries lists that case: keep each entry as
+narrow as the truth, one per parametrized family that deviates.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from functools import cache
+
+# Kinds: "deviation" (a wrong result or error), "crash" (the process dies of ``signal``; the
+# test runs the behaviour in a child process, tvm_conformance.crash_isolation).
+KINDS = ("deviation", "crash")
+# What a crash deviation's test raises; the xfail binds it to the recorded signal.
+CRASH_RAISES = "tvm_conformance.crash_isolation.ProcessCrashed"
+
+_ID = re.compile(r"[a-z0-9][a-z0-9-]*")
+_SIGNAL = re.compile(r"SIG[A-Z0-9]+")
+_TEST = re.compile(r"(?P<label>//[A-Za-z0-9_./-]*:[A-Za-z0-9_.+-]+) :: (?P<case>\S.*)")
+_SPEC = re.compile(r"(?P<op>>=|<=|==|!=|>|<)\s*(?P<version>\d+(?:\.\d+)*)")
+
+
+@dataclass(frozen=True)
+class Deviation:
+    """One known deviation of TVM from what a seed or upstream promises."""
+
+    id: str  # short slug, lowercase with dashes: "ffi-keyerror-args"
+    area: str  # section in docs/deviations.md: "ffi", "relax", "frontend", "robustness", ...
+    expected: str  # what the seed or upstream expects
+    actual: str  # what TVM does (name the TVM / tvm-ffi versions it was seen on)
+    raises: str  # dotted name of the exception the test raises when it sees `actual`
+    tests: tuple[str, ...]  # `//pkg:target :: case` patterns of every case marked with it
+    kind: str = "deviation"  # or "crash"
+    signal: str = ""  # kind "crash" only, and required there: "SIGSEGV", "SIGABRT"
+    upstream: str = ""  # an upstream issue or PR, if one exists ("apache/tvm#12345")
+    lanes: str = "all"  # human-readable scope for the doc: "all", "tvm-ffi >= 0.1.15"
+    tvm: str = ""  # version spec of apache-tvm it applies to (">=0.27", "<0.27,>=0.26"); "" any
+    tvm_ffi: str = ""  # version spec of apache-tvm-ffi it applies to; "" any
+
+
+def parse_test(entry: str) -> tuple[str, str]:
+    """``//pkg:target :: case`` -> (label, case pattern); a malformed entry is a ValueError."""
+    match = _TEST.fullmatch(entry)
+    if match is None:
+        raise ValueError(f"tests entry {entry!r} is not '//pkg:target :: case'")
+    return match["label"], match["case"]
+
+
+@cache
+def _case_regex(pattern: str) -> re.Pattern[str]:
+    return re.compile(".*".join(re.escape(part) for part in pattern.split("*")), re.DOTALL)
+
+
+def lists(dev: Deviation, label: str, case: str) -> bool:
+    """True if one of ``dev.tests`` names test case ``case`` of target ``label``."""
+    for entry in dev.tests:
+        entry_label, pattern = parse_test(entry)
+        if entry_label == label and _case_regex(pattern).fullmatch(case):
+            return True
+    return False
+
+
+def version_tuple(text: str) -> tuple[int, ...]:
+    """ "0.1.15.post2" -> (0, 1, 15, 2): the first four numbers of a version string."""
+    return tuple(int(part) for part in re.findall(r"\d+", text)[:4])
+
+
+def parse_spec(spec: str) -> list[tuple[str, tuple[int, ...]]]:
+    """ ">=0.1.13,<0.1.15" -> [(">=", (0, 1, 13)), ("<", (0, 1, 15))]; "" -> []."""
+    clauses = []
+    for part in filter(None, (p.strip() for p in spec.split(","))):
+        match = _SPEC.fullmatch(part)
+        if match is None:
+            raise ValueError(f"version spec {spec!r}: {part!r} is not like '>=0.1.15'")
+        clauses.append((match["op"], version_tuple(match["version"])))
+    return clauses
+
+
+def _pad(a: tuple[int, ...], b: tuple[int, ...]) -> tuple[tuple[int, ...], tuple[int, ...]]:
+    n = max(len(a), len(b))
+    return a + (0,) * (n - len(a)), b + (0,) * (n - len(b))
+
+
+def version_matches(version: tuple[int, ...], spec: str) -> bool:
+    """True if ``version`` meets every clause of ``spec`` (missing parts count as 0)."""
+    for op, bound in parse_spec(spec):
+        have, want = _pad(version, bound)
+        ok = {
+            ">=": have >= want,
+            "<=": have <= want,
+            ">": have > want,
+            "<": have < want,
+            "==": have == want,
+            "!=": have != want,
+        }[op]
+        if not ok:
+            return False
+    return True
+
+
+def applies(dev: Deviation, tvm_version: tuple[int, ...], tvm_ffi_version: tuple[int, ...]) -> bool:
+    """True if ``dev`` is expected with these apache-tvm and apache-tvm-ffi versions."""
+    return version_matches(tvm_version, dev.tvm) and version_matches(tvm_ffi_version, dev.tvm_ffi)
+
+
+def validate(dev: Deviation) -> None:
+    """Raise ValueError naming what is wrong with one entry."""
+    where = f"deviation {dev.id!r}"
+    if not _ID.fullmatch(dev.id):
+        raise ValueError(f"{where}: id must be lowercase letters, digits and dashes")
+    if dev.kind not in KINDS:
+        raise ValueError(f"{where}: kind must be one of {KINDS}, not {dev.kind!r}")
+    if dev.kind == "crash":
+        if not _SIGNAL.fullmatch(dev.signal):
+            raise ValueError(
+                f"{where}: kind crash needs signal ('SIGSEGV', ...), not {dev.signal!r}"
+            )
+        if dev.raises != CRASH_RAISES:
+            raise ValueError(f"{where}: kind crash raises {CRASH_RAISES}, not {dev.raises!r}")
+    elif dev.signal:
+        raise ValueError(f"{where}: signal {dev.signal!r} is only for kind crash")
+    if not re.fullmatch(r"[A-Za-z_][\w.]*\.[A-Za-z_]\w*", dev.raises):
+        raise ValueError(f"{where}: raises must be a dotted class name, not {dev.raises!r}")
+    if not dev.tests:
+        raise ValueError(f"{where}: names no test")
+    for entry in dev.tests:
+        parse_test(entry)
+    parse_spec(dev.tvm)
+    parse_spec(dev.tvm_ffi)
+
+
+def by_id() -> dict[str, Deviation]:
+    """Every deviation by id, each validated; duplicate ids are an error."""
+    table: dict[str, Deviation] = {}
+    for dev in DEVIATIONS:
+        if dev.id in table:
+            raise ValueError(f"deviation id {dev.id!r} is listed twice")
+        validate(dev)
+        table[dev.id] = dev
+    return table
+
+
+# The registry. Keep entries grouped by area; each area's block is appended to independently.
+DEVIATIONS: tuple[Deviation, ...] = (
+    # --- ffi ---------------------------------------------------------------------------------
+    Deviation(
+        id="ffi-keyerror-args",
+        area="ffi",
+        expected="A Python KeyError('k') raised in a callback and caught after crossing C++ "
+        "keeps its args: ('k',), as every other builtin exception does (seed 001).",
+        actual="The args come back re-quoted: the error crosses as str(KeyError('k')), so "
+        "Python sees KeyError(\"'k'\") (TVM 0.27 / tvm-ffi 0.1.14).",
+        raises="tvm_conformance.observed.FidelityLost",
+        tests=("//python/tests/ffi:error_test :: test_python_key_error_through_cpp_keeps_args",),
+    ),
+    Deviation(
+        id="ffi-unregistered-error-class-lost",
+        area="ffi",
+        expected="A custom Python exception class raised in a callback arrives as that class "
+        "after crossing C++ or the Relax VM, as builtin classes do (seeds 000, 001).",
+        actual="tvm_ffi carries errors by kind name; a class not registered with "
+        "tvm_ffi.register_error arrives as RuntimeError (message kept), even when it "
+        "subclasses ValueError (TVM 0.27 / tvm-ffi 0.1.14).",
+        raises="builtins.RuntimeError",
+        tests=(
+            "//python/tests/ffi:error_test :: "
+            "test_python_unregistered_subclass_through_cpp_keeps_class",
+            "//python/tests/relax:vm_callback_error_test_llvm :: "
+            "test_unregistered_custom_exception_keeps_its_class[llvm-UnregisteredError-*]",
+            "//python/tests/relax:vm_callback_error_test_llvm :: "
+            "test_unregistered_custom_exception_keeps_its_class[llvm-UnregisteredValueError-*]",
+            "//python/tests/relax:vm_callback_error_test_cuda :: "
+            "test_unregistered_custom_exception_keeps_its_class[cuda-UnregisteredError-*]",
+            "//python/tests/relax:vm_callback_error_test_cuda :: "
+            "test_unregistered_custom_exception_keeps_its_class[cuda-UnregisteredValueError-*]",
+        ),
+    ),
+    # --- relax -------------------------------------------------------------------------------
+    Deviation(
+        id="relax-callback-locals-lost",
+        area="relax",
+        expected="The innermost traceback frame of an error raised in a Python callback that "
+        "the VM called keeps the callback's locals (seed 000: debug from the traceback).",
+        actual="tvm_ffi rebuilds that frame: file, function and line are right, f_locals lacks "
+        "the callback's variables (TVM 0.27 / tvm-ffi 0.1.14).",
+        raises="tvm_conformance.observed.FidelityLost",
+        tests=(
+            "//python/tests/relax:vm_callback_error_test_llvm :: "
+            "test_innermost_traceback_frame_keeps_callback_locals[llvm-*]",
+            "//python/tests/relax:vm_callback_error_test_cuda :: "
+            "test_innermost_traceback_frame_keeps_callback_locals[cuda-*]",
+        ),
+    ),
+    Deviation(
+        id="relax-callback-return-unchecked",
+        area="relax",
+        expected="A callback declared to return R.Tensor([4], 'float32') that returns an int, a "
+        "str, None or a tensor of another shape is rejected by the VM with an error.",
+        actual="No check is inserted on callback results: the VM hands back the Python value "
+        "(or the wrong-shaped tensor) as the function's result; only a kernel that consumes it "
+        "fails (TVM 0.27).",
+        raises="tvm_conformance.observed.UncheckedValueAccepted",
+        tests=(
+            "//python/tests/relax:vm_callback_test_llvm :: "
+            "test_callback_wrong_return_type_is_rejected[llvm-int-*]",
+            "//python/tests/relax:vm_callback_test_llvm :: "
+            "test_callback_wrong_return_type_is_rejected[llvm-str-*]",
+            "//python/tests/relax:vm_callback_test_llvm :: "
+            "test_callback_wrong_return_type_is_rejected[llvm-none-*]",
+            "//python/tests/relax:vm_callback_test_llvm :: "
+            "test_callback_wrong_shape_is_rejected[llvm-*]",
+            "//python/tests/relax:vm_callback_test_cuda :: "
+            "test_callback_wrong_return_type_is_rejected[cuda-int-*]",
+            "//python/tests/relax:vm_callback_test_cuda :: "
+            "test_callback_wrong_return_type_is_rejected[cuda-str-*]",
+            "//python/tests/relax:vm_callback_test_cuda :: "
+            "test_callback_wrong_return_type_is_rejected[cuda-none-*]",
+            "//python/tests/relax:vm_callback_test_cuda :: "
+            "test_callback_wrong_shape_is_rejected[cuda-*]",
+        ),
+    ),
+    # --- frontend ----------------------------------------------------------------------------
+    Deviation(
+        id="frontend-fx-batchnorm-batch-stats",
+        area="frontend",
+        expected="An eval-mode BatchNorm2d imported with from_fx normalizes by its running "
+        "statistics, as PyTorch does (seed 003: outputs match PyTorch).",
+        actual="from_fx emits relax.nn.batch_norm with training=True: the output is "
+        "normalized by batch statistics and differs from PyTorch (TVM 0.27).",
+        raises="tvm_conformance.observed.BatchStatisticsUsed",
+        tests=(
+            "//python/tests/frontend:normalization_test_llvm :: "
+            "test_batch_norm_uses_running_stats[llvm-fx]",
+            "//python/tests/frontend:normalization_test_cuda :: "
+            "test_batch_norm_uses_running_stats[cuda-fx]",
+        ),
+    ),
+    # --- lanes (version-specific) ------------------------------------------------------------
+    Deviation(
+        id="ffi-save-json-ir-node-segfault",
+        area="lanes",
+        kind="crash",
+        expected="tvm.ir.save_json / load_json round-trip IR nodes (a tirx expression, an "
+        "IRModule), as they do with the pinned tvm-ffi 0.1.14.post0 (seed 001).",
+        actual="With apache-tvm-ffi 0.1.15.post2 (and TVM 0.27.0.post1), save_json on any IR "
+        "node kills the process with SIGSEGV; the test runs it in a child process.",
+        raises="tvm_conformance.crash_isolation.ProcessCrashed",
+        tests=(
+            "//python/tests/ffi:serialization_test :: "
+            "test_ir_node_and_irmodule_json_round_trip_in_subprocess",
+        ),
+        lanes="ffi_next",
+        tvm_ffi=">=0.1.15",
+        signal="SIGSEGV",
+    ),
+    Deviation(
+        id="ffi-int-beyond-int64-overflow",
+        area="lanes",
+        expected="A Python int beyond int64 crosses the FFI as ffi.BigInt: an Any parameter gives "
+        "it back exactly, and a typed int parameter rejects it with a TypeError naming the "
+        "signature (tvm-ffi 0.1.14 and later, the default lane).",
+        actual="With apache-tvm-ffi 0.1.13.post2 (TVM 0.26.0) the conversion fails at the "
+        "Python boundary: OverflowError 'Python int too large to convert to C long', naming "
+        "neither the function nor the argument.",
+        raises="builtins.OverflowError",
+        tests=(
+            "//python/tests/ffi:any_test :: "
+            "test_int_beyond_int64_through_echo_round_trips_as_bigint",
+            "//python/tests/ffi:function_test :: test_int_beyond_int64_rejected_by_int_parameter",
+            "//python/tests/ffi:function_test :: test_int_beyond_int64_in_array_rejected",
+            "//python/tests/robustness:fixture_bad_input_test :: "
+            "test_int_beyond_int64_into_fixture_is_type_error[myadd]",
+            "//python/tests/robustness:fixture_bad_input_test :: "
+            "test_int_beyond_int64_into_fixture_is_type_error[tensor_arange]",
+            "//python/tests/robustness:fixture_bad_input_test :: "
+            "test_int_beyond_int64_into_fixture_is_type_error[array_sum]",
+            "//python/tests/robustness:fixture_bad_input_test :: "
+            "test_int_beyond_int64_into_fixture_is_type_error[make_adder]",
+        ),
+        lanes="tvm_prev",
+        tvm_ffi="<0.1.14",
+    ),
+    # --- robustness (crashers, exception fidelity) --------------------------------------------
+    Deviation(
+        id="ffi-numpy-bool-opaque",
+        area="robustness",
+        expected="A numpy.bool_ scalar crosses the FFI as a bool, as numpy integer and floating "
+        "scalars cross as int and float (C++ sees a bool).",
+        actual="It crosses as ffi.OpaquePyObject: C++ cannot read it as a bool, and Python gets "
+        "the numpy.bool_ object back (tvm-ffi 0.1.13 - 0.1.15).",
+        raises="tvm_conformance.observed.OpaqueConversion",
+        tests=(
+            "//python/tests/robustness:roundtrip_property_test :: test_numpy_bool_arrives_as_bool",
+        ),
+    ),
+    Deviation(
+        id="ffi-numpy-timedelta64-typeerror",
+        area="robustness",
+        expected="A numpy.timedelta64 scalar with a unit crosses the FFI like one without (an "
+        "int count), or as an opaque object.",
+        actual="tvm-ffi treats it as an integer (it subclasses numpy.signedinteger) and calls "
+        "int() on it, which raises TypeError 'int() argument must be ... not "
+        "datetime.timedelta' naming neither the function nor the argument.",
+        raises="builtins.TypeError",
+        tests=(
+            "//python/tests/robustness:roundtrip_property_test :: "
+            "test_numpy_timedelta64_with_unit_arrives_as_int_count",
+        ),
+    ),
+    Deviation(
+        id="ffi-builtin-exception-type-lost",
+        area="robustness",
+        expected="A builtin exception raised in a Python callback arrives as its own class after "
+        "crossing C++ or the Relax VM (seed 000: builtin types keep their type).",
+        actual="Only tvm-ffi's registered kinds keep their class (AssertionError, AttributeError, "
+        "IndexError, KeyError, MemoryError, RuntimeError, TypeError, ValueError); every other "
+        "Exception subclass (OSError and its family, ZeroDivisionError, StopIteration, "
+        "NotImplementedError, the warnings, ...) arrives as RuntimeError with its message "
+        "(tvm-ffi 0.1.13 - 0.1.15).",
+        raises="tvm_conformance.observed.FidelityLost",
+        tests=(
+            "//python/tests/robustness:exception_fidelity_test :: "
+            "test_builtin_exception_keeps_type[ArithmeticError-*]",
+            "//python/tests/robustness:exception_fidelity_test :: "
+            "test_builtin_exception_keeps_type[BlockingIOError-*]",
+            "//python/tests/robustness:exception_fidelity_test :: "
+            "test_builtin_exception_keeps_type[BrokenPipeError-*]",
+            "//python/tests/robustness:exception_fidelity_test :: "
+            "test_builtin_exception_keeps_type[BufferError-*]",
+            "//python/tests/robustness:exception_fidelity_test :: "
+            "test_builtin_exception_keeps_type[BytesWarning-*]",
+            "//python/tests/robustness:exception_fidelity_test :: "
+            "test_builtin_exception_keeps_type[ChildProcessError-*]",
+            "//python/tests/robustness:exception_fidelity_test :: "
+            "test_builtin_exception_keeps_type[ConnectionAbortedError-*]",
+            "//python/tests/robustness:exception_fidelity_test :: "
+            "test_builtin_exception_keeps_type[ConnectionError-*]",
+            "//python/tests/robustness:exception_fidelity_test :: "
+            "test_builtin_exception_keeps_type[ConnectionRefusedError-*]",
+            "//python/tests/robustness:exception_fidelity_test :: "
+            "test_builtin_exception_keeps_type[ConnectionResetError-*]",
+            "//python/tests/robustness:exception_fidelity_test :: "
+            "test_builtin_exception_keeps_type[DeprecationWarning-*]",
+            "//python/tests/robustness:exception_fidelity_test :: "
+            "test_builtin_exception_keeps_type[EOFError-*]",
+            "//python/tests/robustness:exception_fidelity_test :: "
+            "test_builtin_exception_keeps_type[EncodingWarning-*]",
+            "//python/tests/robustness:exception_fidelity_test :: "
+            "test_builtin_exception_keeps_type[Exception-*]",
+            "//python/tests/robustness:exception_fidelity_test :: "
+            "test_builtin_exception_keeps_type[ExceptionGroup-*]",
+            "//python/tests/robustness:exception_fidelity_test :: "
+            "test_builtin_exception_keeps_type[FileExistsError-*]",
+            "//python/tests/robustness:exception_fidelity_test :: "
+            "test_builtin_exception_keeps_type[FileNotFoundError-*]",
+            "//python/tests/robustness:exception_fidelity_test :: "
+            "test_builtin_exception_keeps_type[FloatingPointError-*]",
+            "//python/tests/robustness:exception_fidelity_test :: "
+            "test_builtin_exception_keeps_type[FutureWarning-*]",
+            "//python/tests/robustness:exception_fidelity_test :: "
+            "test_builtin_exception_keeps_type[ImportError-*]",
+            "//python/tests/robustness:exception_fidelity_test :: "
+            "test_builtin_exception_keeps_type[ImportWarning-*]",
+            "//python/tests/robustness:exception_fidelity_test :: "
+            "test_builtin_exception_keeps_type[IndentationError-*]",
+            "//python/tests/robustness:exception_fidelity_test :: "
+            "test_builtin_exception_keeps_type[InterruptedError-*]",
+            "//python/tests/robustness:exception_fidelity_test :: "
+            "test_builtin_exception_keeps_type[IsADirectoryError-*]",
+            "//python/tests/robustness:exception_fidelity_test :: "
+            "test_builtin_exception_keeps_type[LookupError-*]",
+            "//python/tests/robustness:exception_fidelity_test :: "
+            "test_builtin_exception_keeps_type[ModuleNotFoundError-*]",
+            "//python/tests/robustness:exception_fidelity_test :: "
+            "test_builtin_exception_keeps_type[NameError-*]",
+            "//python/tests/robustness:exception_fidelity_test :: "
+            "test_builtin_exception_keeps_type[NotADirectoryError-*]",
+            "//python/tests/robustness:exception_fidelity_test :: "
+            "test_builtin_exception_keeps_type[NotImplementedError-*]",
+            "//python/tests/robustness:exception_fidelity_test :: "
+            "test_builtin_exception_keeps_type[OSError-*]",
+            "//python/tests/robustness:exception_fidelity_test :: "
+            "test_builtin_exception_keeps_type[OverflowError-*]",
+            "//python/tests/robustness:exception_fidelity_test :: "
+            "test_builtin_exception_keeps_type[PendingDeprecationWarning-*]",
+            "//python/tests/robustness:exception_fidelity_test :: "
+            "test_builtin_exception_keeps_type[PermissionError-*]",
+            "//python/tests/robustness:exception_fidelity_test :: "
+            "test_builtin_exception_keeps_type[ProcessLookupError-*]",
+            "//python/tests/robustness:exception_fidelity_test :: "
+            "test_builtin_exception_keeps_type[RecursionError-*]",
+            "//python/tests/robustness:exception_fidelity_test :: "
+            "test_builtin_exception_keeps_type[ReferenceError-*]",
+            "//python/tests/robustness:exception_fidelity_test :: "
+            "test_builtin_exception_keeps_type[ResourceWarning-*]",
+            "//python/tests/robustness:exception_fidelity_test :: "
+            "test_builtin_exception_keeps_type[RuntimeWarning-*]",
+            "//python/tests/robustness:exception_fidelity_test :: "
+            "test_builtin_exception_keeps_type[StopAsyncIteration-*]",
+            "//python/tests/robustness:exception_fidelity_test :: "
+            "test_builtin_exception_keeps_type[StopIteration-*]",
+            "//python/tests/robustness:exception_fidelity_test :: "
+            "test_builtin_exception_keeps_type[SyntaxError-*]",
+            "//python/tests/robustness:exception_fidelity_test :: "
+            "test_builtin_exception_keeps_type[SyntaxWarning-*]",
+            "//python/tests/robustness:exception_fidelity_test :: "
+            "test_builtin_exception_keeps_type[SystemError-*]",
+            "//python/tests/robustness:exception_fidelity_test :: "
+            "test_builtin_exception_keeps_type[TabError-*]",
+            "//python/tests/robustness:exception_fidelity_test :: "
+            "test_builtin_exception_keeps_type[TimeoutError-*]",
+            "//python/tests/robustness:exception_fidelity_test :: "
+            "test_builtin_exception_keeps_type[UnboundLocalError-*]",
+            "//python/tests/robustness:exception_fidelity_test :: "
+            "test_builtin_exception_keeps_type[UnicodeDecodeError-*]",
+            "//python/tests/robustness:exception_fidelity_test :: "
+            "test_builtin_exception_keeps_type[UnicodeEncodeError-*]",
+            "//python/tests/robustness:exception_fidelity_test :: "
+            "test_builtin_exception_keeps_type[UnicodeError-*]",
+            "//python/tests/robustness:exception_fidelity_test :: "
+            "test_builtin_exception_keeps_type[UnicodeTranslateError-*]",
+            "//python/tests/robustness:exception_fidelity_test :: "
+            "test_builtin_exception_keeps_type[UnicodeWarning-*]",
+            "//python/tests/robustness:exception_fidelity_test :: "
+            "test_builtin_exception_keeps_type[UserWarning-*]",
+            "//python/tests/robustness:exception_fidelity_test :: "
+            "test_builtin_exception_keeps_type[Warning-*]",
+            "//python/tests/robustness:exception_fidelity_test :: "
+            "test_builtin_exception_keeps_type[ZeroDivisionError-*]",
+        ),
+    ),
+    Deviation(
+        id="ffi-base-exception-becomes-runtime-error",
+        area="robustness",
+        expected="KeyboardInterrupt, SystemExit, GeneratorExit (BaseException subclasses that "
+        "`except Exception` must not catch) raised in a callback arrive as themselves.",
+        actual="They arrive as RuntimeError, which `except Exception` catches: a Ctrl-C or "
+        "sys.exit() inside a callback becomes an ordinary error (tvm-ffi 0.1.13 - 0.1.15).",
+        raises="tvm_conformance.observed.FidelityLost",
+        tests=(
+            "//python/tests/robustness:exception_fidelity_test :: "
+            "test_builtin_exception_keeps_type[BaseException-*]",
+            "//python/tests/robustness:exception_fidelity_test :: "
+            "test_builtin_exception_keeps_type[BaseExceptionGroup-*]",
+            "//python/tests/robustness:exception_fidelity_test :: "
+            "test_builtin_exception_keeps_type[GeneratorExit-*]",
+            "//python/tests/robustness:exception_fidelity_test :: "
+            "test_builtin_exception_keeps_type[KeyboardInterrupt-*]",
+            "//python/tests/robustness:exception_fidelity_test :: "
+            "test_builtin_exception_keeps_type[SystemExit-*]",
+        ),
+    ),
+    Deviation(
+        id="ffi-exception-args-stringified",
+        area="robustness",
+        expected="ValueError('a', 2, None) raised in a callback keeps its args after crossing.",
+        actual="The error crosses as its message: args become one str, \"('a', 2, None)\" "
+        "(tvm-ffi 0.1.13 - 0.1.15).",
+        raises="tvm_conformance.observed.FidelityLost",
+        tests=(
+            "//python/tests/robustness:exception_fidelity_test :: test_several_args_are_kept[cpp]",
+            "//python/tests/robustness:exception_fidelity_test :: "
+            "test_several_args_are_kept[relax_vm]",
+        ),
+    ),
+    Deviation(
+        id="ffi-exception-cause-notes-attrs-lost",
+        area="robustness",
+        expected="An exception raised in a callback keeps its __cause__, __notes__ and custom "
+        "attributes after crossing C++ or the Relax VM.",
+        actual="A new exception object is built from kind and message: __cause__ is None, "
+        "__notes__ and custom attributes are gone (tvm-ffi 0.1.13 - 0.1.15).",
+        raises="tvm_conformance.observed.FidelityLost",
+        tests=(
+            "//python/tests/robustness:exception_fidelity_test :: "
+            "test_cause_notes_and_attributes_are_kept[ValueError with __cause__-*]",
+            "//python/tests/robustness:exception_fidelity_test :: "
+            "test_cause_notes_and_attributes_are_kept[ValueError with __notes__-*]",
+            "//python/tests/robustness:exception_fidelity_test :: "
+            "test_cause_notes_and_attributes_are_kept[ValueError with a custom attribute-*]",
+        ),
+    ),
+    Deviation(
+        id="ffi-caught-error-not-picklable",
+        area="robustness",
+        expected="An exception caught after crossing C++ or the Relax VM pickles with its type "
+        "and args, as it does with tvm-ffi 0.1.14 and later.",
+        actual="With apache-tvm-ffi 0.1.13.post2 (TVM 0.26.0) it carries an ffi.Error in its "
+        "__dict__ (__tvm_ffi_error__); pickle.dumps raises TypeError 'Type `ffi.Error` does not "
+        "support ToJSONGraph'.",
+        raises="tvm_conformance.observed.FidelityLost",
+        tests=(
+            "//python/tests/robustness:exception_fidelity_test :: "
+            "test_every_caught_exception_pickles[cpp]",
+            "//python/tests/robustness:exception_fidelity_test :: "
+            "test_every_caught_exception_pickles[relax_vm]",
+        ),
+        lanes="tvm_prev",
+        tvm_ffi="<0.1.14",
+    ),
+    # Crashers: each test runs the reproducer in a child process (tvm_conformance.crash_isolation)
+    # and expects the clear error; today the child dies, so the test is a strict xfail raising
+    # ProcessCrashed. Measured alike with tvm-ffi 0.1.14.post0, 0.1.15.post2 and 0.1.13.post2.
+    Deviation(
+        id="robust-none-for-function-segfault",
+        area="robustness",
+        kind="crash",
+        expected="None passed where a C++ function takes an ffi::Function is rejected with a "
+        "TypeError naming the signature, as an int there is.",
+        actual="The process dies of SIGSEGV: `callhello(None)`, `testing.call_n_times(None, 3)` "
+        "and `testing.invoke(None)` (tvm-ffi 0.1.13.post2, 0.1.14.post0, 0.1.15.post2).",
+        raises="tvm_conformance.crash_isolation.ProcessCrashed",
+        tests=(
+            "//python/tests/robustness:known_crashers_test :: "
+            "test_none_where_cpp_function_expected_is_type_error[callhello]",
+            "//python/tests/robustness:known_crashers_test :: "
+            "test_none_where_cpp_function_expected_is_type_error[call_n_times]",
+            "//python/tests/robustness:known_crashers_test :: "
+            "test_none_where_cpp_function_expected_is_type_error[invoke]",
+        ),
+        signal="SIGSEGV",
+    ),
+    Deviation(
+        id="robust-relax-none-callable-segfault",
+        area="robustness",
+        kind="crash",
+        expected="None passed to a Relax function parameter annotated R.Callable is rejected "
+        "with an error before or when the VM calls it.",
+        actual="The process dies of SIGSEGV in both VM exec modes, bytecode and compiled "
+        "(TVM 0.26 / 0.27, tvm-ffi 0.1.13.post2, 0.1.14.post0, 0.1.15.post2).",
+        raises="tvm_conformance.crash_isolation.ProcessCrashed",
+        tests=(
+            "//python/tests/robustness:known_crashers_test :: "
+            "test_none_for_relax_callable_parameter_is_error[bytecode]",
+            "//python/tests/robustness:known_crashers_test :: "
+            "test_none_for_relax_callable_parameter_is_error[compiled]",
+        ),
+        signal="SIGSEGV",
+    ),
+    Deviation(
+        id="robust-deep-callback-recursion-segfault",
+        area="robustness",
+        kind="crash",
+        expected="Python -> C++ -> Python recursion (a callback calling testing.invoke on "
+        "itself) stops at the recursion limit with RecursionError, as pure Python does.",
+        actual="The process dies of SIGSEGV before RecursionError is raised (default recursion "
+        "limit 1000; tvm-ffi 0.1.13.post2, 0.1.14.post0, 0.1.15.post2).",
+        raises="tvm_conformance.crash_isolation.ProcessCrashed",
+        tests=(
+            "//python/tests/robustness:known_crashers_test :: "
+            "test_deep_python_cpp_recursion_is_recursion_error",
+        ),
+        signal="SIGSEGV",
+    ),
+    Deviation(
+        id="robust-lone-surrogate-error-segfault",
+        area="robustness",
+        kind="crash",
+        expected="A Python exception whose message holds a lone surrogate (chr(0xd800), as "
+        "os.fsdecode gives for undecodable file names) crosses C++ as that exception.",
+        actual="The process dies of SIGSEGV when the message is converted for C++ "
+        "(tvm-ffi 0.1.13.post2, 0.1.14.post0, 0.1.15.post2). An OSError whose filename holds "
+        "one crosses without a crash (as RuntimeError).",
+        raises="tvm_conformance.crash_isolation.ProcessCrashed",
+        tests=(
+            "//python/tests/robustness:known_crashers_test :: "
+            "test_exception_message_with_lone_surrogate_crosses_cpp",
+        ),
+        signal="SIGSEGV",
+    ),
+    Deviation(
+        id="robust-self-referential-container-segfault",
+        area="robustness",
+        kind="crash",
+        expected="Converting a list or dict that contains itself (an argument of an Any "
+        "parameter, or tvm.runtime.convert) raises an error (ValueError or RecursionError).",
+        actual="The process dies of SIGSEGV (unbounded recursion in the conversion; "
+        "tvm-ffi 0.1.13.post2, 0.1.14.post0, 0.1.15.post2).",
+        raises="tvm_conformance.crash_isolation.ProcessCrashed",
+        tests=(
+            "//python/tests/robustness:known_crashers_test :: "
+            "test_self_referential_container_is_error[list-echo]",
+            "//python/tests/robustness:known_crashers_test :: "
+            "test_self_referential_container_is_error[dict-echo]",
+            "//python/tests/robustness:known_crashers_test :: "
+            "test_self_referential_container_is_error[list-convert]",
+        ),
+        signal="SIGSEGV",
+    ),
+    Deviation(
+        id="robust-deep-nesting-segfault",
+        area="robustness",
+        kind="crash",
+        expected="A list or dict nested 50,000 deep passed to an Any parameter converts, or "
+        "raises RecursionError / ValueError.",
+        actual="The process dies of SIGSEGV (C stack overflow in the recursive conversion; "
+        "tvm-ffi 0.1.13.post2, 0.1.14.post0, 0.1.15.post2).",
+        raises="tvm_conformance.crash_isolation.ProcessCrashed",
+        tests=(
+            "//python/tests/robustness:known_crashers_test :: "
+            "test_deeply_nested_container_converts_or_is_error[list]",
+            "//python/tests/robustness:known_crashers_test :: "
+            "test_deeply_nested_container_converts_or_is_error[dict]",
+        ),
+        signal="SIGSEGV",
+    ),
+    Deviation(
+        id="robust-duplicate-global-registration-abort",
+        area="robustness",
+        kind="crash",
+        expected="Loading a second library that registers global names already registered "
+        "(here a copy of libhello.so: `myadd`, `callhello`) fails the load with an error.",
+        actual="The process aborts (SIGABRT): the registration error is thrown from a static "
+        "initialiser, ending in std::terminate ('Two GlobalDef().def registrations for the "
+        "same function'; tvm-ffi 0.1.13.post2, 0.1.14.post0, 0.1.15.post2).",
+        raises="tvm_conformance.crash_isolation.ProcessCrashed",
+        tests=(
+            "//python/tests/robustness:known_crashers_test :: "
+            "test_second_library_with_same_global_names_fails_to_load",
+        ),
+        signal="SIGABRT",
+    ),
+    Deviation(
+        id="robust-requires-grad-tensor-accepted",
+        area="robustness",
+        expected="A torch tensor with requires_grad=True passed where a Tensor is required is "
+        "refused, as torch's own __dlpack__ refuses it (BufferError 'Can't export tensors "
+        "that require gradient, use tensor.detach()').",
+        actual="tvm-ffi takes it zero-copy; testing.tensor_add_inplace writes it behind "
+        "autograd's back (tvm-ffi 0.1.13.post2, 0.1.14.post0, 0.1.15.post2, torch 2.13).",
+        raises="tvm_conformance.observed.UncheckedValueAccepted",
+        tests=(
+            "//python/tests/robustness:fixture_bad_input_test :: "
+            "test_requires_grad_torch_tensor_into_tensorview_fixture_is_rejected",
+        ),
+    ),
+    # --- deployment --------------------------------------------------------------------------
+    Deviation(
+        id="deploy-relax-import-unclear",
+        area="deploy",
+        expected="In runtime-only TVM (TVM_USE_RUNTIME_LIB=1, or no compiler library), "
+        "`from tvm import relax` fails with an error saying the compiler library is not "
+        "loaded (an ImportError or RuntimeError naming it), as a deployed program needs.",
+        actual="It raises AttributeError: module 'tvm.ir._ffi_api' has no attribute "
+        "'RegisterOpAttr', from deep inside the import (TVM 0.27.0.post1 and 0.26.0).",
+        raises="builtins.AttributeError",
+        tests=(
+            "//python/tests/deploy:runtime_only_api_test :: "
+            "test_relax_import_says_the_compiler_is_absent",
+        ),
+    ),
+    Deviation(
+        id="deploy-compile-unclear",
+        area="deploy",
+        expected="In runtime-only TVM, reaching for tvm.compile (with an IRModule, the only "
+        "input it takes) fails with an error saying the compiler library is not loaded.",
+        actual="tvm.IRModule() raises AttributeError: module 'tvm.ir._ffi_api' has no "
+        "attribute 'IRModule' (tvm.target.Target likewise: no attribute 'Target'); nothing "
+        "names the missing compiler (TVM 0.27.0.post1 and 0.26.0).",
+        raises="builtins.AttributeError",
+        tests=(
+            "//python/tests/deploy:runtime_only_api_test :: "
+            "test_compile_says_the_compiler_is_absent",
+        ),
+    ),
+)
