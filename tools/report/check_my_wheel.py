@@ -37,7 +37,10 @@ import report  # noqa: E402
 import results  # noqa: E402
 
 CONFIGS = {"cpu": [], "cuda": ["--config=cuda"], "cuda_gpu": ["--config=cuda_gpu"]}
-WHEEL_VARS = {"apache-tvm": "TVM_CONFORMANCE_TVM_WHEEL", "apache-tvm-ffi": "TVM_CONFORMANCE_TVM_FFI_WHEEL"}
+WHEEL_VARS = {
+    "apache-tvm": "TVM_CONFORMANCE_TVM_WHEEL",
+    "apache-tvm-ffi": "TVM_CONFORMANCE_TVM_FFI_WHEEL",
+}
 
 
 KEYS = {"apache-tvm": "tvm", "apache-tvm-ffi": "tvm_ffi"}  # results.identity_of's keys
@@ -66,7 +69,9 @@ def check_wheel(path: str, dist: str) -> str:
     if not os.path.isfile(path):
         raise UsageError(f"{path}: no such file")
     if not path.endswith(".whl"):
-        raise UsageError(f"{path}: not a wheel (.whl); build one with `pip wheel` or `python -m build`")
+        raise UsageError(
+            f"{path}: not a wheel (.whl); build one with `pip wheel` or `python -m build`"
+        )
     try:
         with zipfile.ZipFile(path) as archive:
             meta = next(n for n in archive.namelist() if n.endswith(".dist-info/METADATA"))
@@ -128,7 +133,10 @@ def main(argv: list[str] | None = None) -> int:
         status = subprocess.run(command, cwd=ROOT, env=env, check=False).returncode
         run_dir = where.read().strip()
     if not run_dir:
-        print(f"check_my_wheel: ./bazelw archived no run (exit {status}); see its output above", file=sys.stderr)
+        print(
+            f"check_my_wheel: ./bazelw archived no run (exit {status}); see its output above",
+            file=sys.stderr,
+        )
         return 1
     run = results.read_run(run_dir)
     # Earlier runs of the same wheels and config, for the diff; never another identity's.
@@ -155,7 +163,10 @@ def main(argv: list[str] | None = None) -> int:
     ]
     for problem in untested:
         print(f"check_my_wheel: {problem}")
-    print(f"check_my_wheel: report of {os.path.relpath(run_dir, ROOT)} -> {os.path.relpath(args.out, ROOT)}/report.html")
+    print(
+        f"check_my_wheel: report of {os.path.relpath(run_dir, ROOT)} -> "
+        f"{os.path.relpath(args.out, ROOT)}/report.html"
+    )
     print(column["summary_line"])
     print(column["verdict"]["line"])
     return 0 if column["verdict"]["passed"] and not untested else 1

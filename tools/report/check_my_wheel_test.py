@@ -113,4 +113,7 @@ def test_bazelw_passes_each_wheels_sha256_so_a_rebuilt_wheel_rekeys_the_venv(
     _wheel(wheel, payload="second build")  # rebuilt at the same path
     second = args()
     assert second != first
-    assert f"--repo_env=TVM_CONFORMANCE_TVM_WHEEL_SHA256={hashlib.sha256(wheel.read_bytes()).hexdigest()}" in second
+    assert (
+        f"--repo_env=TVM_CONFORMANCE_TVM_WHEEL_SHA256={hashlib.sha256(wheel.read_bytes()).hexdigest()}"
+        in second
+    )

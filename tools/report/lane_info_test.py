@@ -20,6 +20,7 @@ import tvm_ffi
 # own wheel its file name and sha256.
 VENV_INFO = Path(sys.prefix) / "tvm_conformance_venv.json"
 
+
 def _venv_info() -> dict:
     if not VENV_INFO.is_file():
         return {}

@@ -126,7 +126,12 @@ def _diff_lines(col: dict) -> list[str]:
 def markdown(report: dict) -> str:
     """report.md."""
     verdict = "PASS" if report["passed"] else "FAIL"
-    out = ["# TVM conformance report", "", f"Generated {report['generated']}. **Verdict: {verdict}**", ""]
+    out = [
+        "# TVM conformance report",
+        "",
+        f"Generated {report['generated']}. **Verdict: {verdict}**",
+        "",
+    ]
     board = scoreboard_rows(report)
     if board:
         keys = list(board[0])
@@ -169,7 +174,11 @@ def markdown(report: dict) -> str:
             out += ["| " + " | ".join(h for _, h in FIDELITY_COLUMNS) + " |"]
             out += ["|" + "---|" * len(FIDELITY_COLUMNS)]
             for row in col["exception_fidelity"]:
-                out.append("| " + " | ".join(_md(_fidelity_value(row, k)) for k, _ in FIDELITY_COLUMNS) + " |")
+                out.append(
+                    "| "
+                    + " | ".join(_md(_fidelity_value(row, k)) for k, _ in FIDELITY_COLUMNS)
+                    + " |"
+                )
             out.append("")
     names, rows = overhead_table(report)
     if names:

@@ -121,7 +121,10 @@ def outcome_of(
     if case is None:
         detail = f"target {target.status}" if target.status != results.PASSING_STATUS else ""
         return Outcome(test, default_target, "any", "failed", detail or "case not reported")
-    where = (case.properties.get("tvm_target") or default_target, case.properties.get("exec_mode") or "any")
+    where = (
+        case.properties.get("tvm_target") or default_target,
+        case.properties.get("exec_mode") or "any",
+    )
     table = registry.by_id()
     if case.outcome == "passed":
         return Outcome(test, *where, "passed")
@@ -134,7 +137,9 @@ def outcome_of(
             return Outcome(test, *where, status, dev.actual, dev.id)
         return Outcome(test, *where, "failed", f"xfail not listed for this case: {case.message}")
     if case.xpass_strict:
-        return Outcome(test, *where, "failed", f"XPASS: deviation {case.deviation} no longer occurs")
+        return Outcome(
+            test, *where, "failed", f"XPASS: deviation {case.deviation} no longer occurs"
+        )
     return Outcome(test, *where, "failed", (case.message.splitlines() or ["failed"])[0][:300])
 
 
@@ -159,9 +164,7 @@ def behaviours(rows: list[conformance_check.Row]) -> list[Behaviour]:
     return list(found.values())
 
 
-def cells_of(
-    run: results.Run, items: list[Behaviour], registry: results.Registry
-) -> list[Cell]:
+def cells_of(run: results.Run, items: list[Behaviour], registry: results.Registry) -> list[Cell]:
     """One cell per behaviour for one run."""
     cells = []
     for item in items:
@@ -254,7 +257,9 @@ def diff(before: list[Cell], after: list[Cell], items: list[Behaviour]) -> dict[
     return found
 
 
-def select(runs: list[results.Run], every: bool) -> tuple[list[results.Run], dict[str, results.Run]]:
+def select(
+    runs: list[results.Run], every: bool
+) -> tuple[list[results.Run], dict[str, results.Run]]:
     """The runs shown (newest per identity key unless `every`), and for each shown run's key
     the previous run of that key, where there is one."""
     ordered = sorted(runs, key=lambda r: float(r.meta.get("start", 0.0) or 0.0))
@@ -326,8 +331,10 @@ def build(
                 "summary": counts,
                 "summary_line": summary_line(title, counts["tvm"]),
                 "diff": (
-                    {"previous": os.path.basename(os.path.normpath(before.source)),
-                     **diff(cells_of(before, items, registry), cells, items)}
+                    {
+                        "previous": os.path.basename(os.path.normpath(before.source)),
+                        **diff(cells_of(before, items, registry), cells, items),
+                    }
                     if before is not None
                     else None
                 ),
@@ -378,7 +385,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "runs", nargs="*", help="run archives or directories of them (default conformance-runs/)"
     )
-    parser.add_argument("--all", action="store_true", help="one column per run, even of one identity")
+    parser.add_argument(
+        "--all", action="store_true", help="one column per run, even of one identity"
+    )
     parser.add_argument("--conformance", default=os.path.join(workspace, "docs", "conformance.md"))
     parser.add_argument("--out", default=os.path.join(workspace, "conformance-report"))
     args = parser.parse_args(argv)
@@ -402,7 +411,13 @@ def main(argv: list[str] | None = None) -> int:
         rows = conformance_check.parse_rows(stream.read())
     # Runs named on the command line are shown as given (each its own column); a directory of
     # archives shows the newest per identity and config, compared with the one before.
-    every = args.all or (named and all(os.path.isfile(os.path.join(d, results.ARCHIVE_EVENTS)) or os.path.isfile(d) for d in paths))
+    every = args.all or (
+        named
+        and all(
+            os.path.isfile(os.path.join(d, results.ARCHIVE_EVENTS)) or os.path.isfile(d)
+            for d in paths
+        )
+    )
     report = build(runs, rows, results.load_registry(workspace), every=every)
     write(report, args.out)
     print(f"report: {len(runs)} run(s), {len(report['columns'])} column(s) -> {args.out}")

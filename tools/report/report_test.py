@@ -68,16 +68,32 @@ def test_a_later_run_of_another_wheel_cannot_relabel_a_column(tmp_path: Path) ->
 
 def test_cells_aggregate_targets_and_modes(tmp_path: Path) -> None:
     rows = _rows(build(tmp_path))
-    assert [c["text"] for c in rows["Callback returns"]] == ["2/2", "2/2", "1/2 failed", "2/2", "not run"]
+    assert [c["text"] for c in rows["Callback returns"]] == [
+        "2/2",
+        "2/2",
+        "1/2 failed",
+        "2/2",
+        "not run",
+    ]
     assert rows["Error keeps its type"][0]["text"] == "ffi-err-type"
     assert rows["save_json of an IR node"][2] | {"outcomes": []} == {
         "status": "crashed",
         "text": "crashed: ffi-save-json-crash",
         "outcomes": [],
     }
-    assert [c["status"] for c in rows["CUDA runs"]] == ["not run", "skipped", "not run", "not run", "passed"]
+    assert [c["status"] for c in rows["CUDA runs"]] == [
+        "not run",
+        "skipped",
+        "not run",
+        "not run",
+        "passed",
+    ]
     compiled = rows["Callback returns"][2]["outcomes"][1]
-    assert (compiled["target"], compiled["mode"], compiled["status"]) == ("llvm", "compiled", "failed")
+    assert (compiled["target"], compiled["mode"], compiled["status"]) == (
+        "llvm",
+        "compiled",
+        "failed",
+    )
 
 
 def test_rows_that_differ_between_columns(tmp_path: Path) -> None:
@@ -96,12 +112,17 @@ def test_diff_against_the_previous_run_of_the_same_identity(tmp_path: Path) -> N
     assert columns[2]["diff"] is None  # ffi_next ran once
 
 
-def test_each_column_has_its_own_verdict_and_the_report_fails_when_one_fails(tmp_path: Path) -> None:
+def test_each_column_has_its_own_verdict_and_the_report_fails_when_one_fails(
+    tmp_path: Path,
+) -> None:
     built = build(tmp_path)
     verdicts = [c["verdict"]["passed"] for c in built["columns"]]
     assert verdicts == [True, True, False, True, True]
     assert not built["passed"]
-    assert any("FAILED: //py:cb_test_llvm :: test_cb[llvm-compiled]" in p for p in built["columns"][2]["verdict"]["problems"])
+    assert any(
+        "FAILED: //py:cb_test_llvm :: test_cb[llvm-compiled]" in p
+        for p in built["columns"][2]["verdict"]["problems"]
+    )
 
 
 def test_results_sources_and_machine_are_shown_per_column(tmp_path: Path) -> None:
@@ -152,7 +173,10 @@ def test_main_writes_three_files_prints_verdicts_and_exits_with_them(
     assert report.main([]) == 1  # the ffi_next column fails
     out = capsys.readouterr().out
     assert "verdict: FAIL (lane ffi_next · cpu)" in out
-    assert "4 behaviours: 2 hold, 1 deviations, 0 fail, 0 skipped on lane default · cpu (1 not run)\n" in out
+    assert (
+        "4 behaviours: 2 hold, 1 deviations, 0 fail, 0 skipped on lane default · cpu (1 not run)\n"
+        in out
+    )
     written = tmp_path / "conformance-report"
     assert sorted(p.name for p in written.iterdir()) == ["report.html", "report.json", "report.md"]
     page = (written / "report.html").read_text()
@@ -172,7 +196,10 @@ def test_main_without_runs_is_a_clear_error(
 
 
 def test_an_unmapped_failing_case_fails_the_column(tmp_path: Path) -> None:
-    tests = {**sample_runs._default(), "//py:other_test": junit([case_xml("test_nobody_maps", "failed")])}
+    tests = {
+        **sample_runs._default(),
+        "//py:other_test": junit([case_xml("test_nobody_maps", "failed")]),
+    }
     run = results.read_run(fake_runs.archive(tmp_path, tests, venv_record=fake_runs.venv_record()))
     built = report.build([run], conformance_check.parse_rows(CONFORMANCE), REGISTRY)
     assert not built["passed"]

@@ -124,11 +124,31 @@ def runs(tmp_path: Path) -> list[results.Run]:
     }
     specs = [
         (_default("failed"), [], default_record, {}),
-        (_default(), [], default_record, {"//py:err_test": FIDELITY, "//py:json_test": _overhead(400.0, 0.8)}),
-        ({**_default(), **_cuda("skipped", "no cuda:0 device present")}, ["--//tools/config:cuda=true"], default_record, {}),
-        (ffi_next, ["--//tools/config:lane=ffi_next"], fake_runs.venv_record("ffi_next", ffi_sha="e" * 64), {"//py:json_test": _overhead(250.0, 0.5)}),
+        (
+            _default(),
+            [],
+            default_record,
+            {"//py:err_test": FIDELITY, "//py:json_test": _overhead(400.0, 0.8)},
+        ),
+        (
+            {**_default(), **_cuda("skipped", "no cuda:0 device present")},
+            ["--//tools/config:cuda=true"],
+            default_record,
+            {},
+        ),
+        (
+            ffi_next,
+            ["--//tools/config:lane=ffi_next"],
+            fake_runs.venv_record("ffi_next", ffi_sha="e" * 64),
+            {"//py:json_test": _overhead(250.0, 0.5)},
+        ),
         (_default(), [], fake_runs.venv_record(tvm_sha="f" * 64, user_tvm=USER_WHEEL), {}),
-        (_cuda("passed"), ["--//tools/config:cuda=true", "--//tools/config:require_gpu=true"], default_record, {}),
+        (
+            _cuda("passed"),
+            ["--//tools/config:cuda=true", "--//tools/config:require_gpu=true"],
+            default_record,
+            {},
+        ),
     ]
     dirs = []
     for index, (tests, flags, record, outputs) in enumerate(specs):

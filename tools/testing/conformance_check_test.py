@@ -10,7 +10,9 @@ import results
 from fake_runs import case_xml, junit
 
 DEVIATIONS = fake_runs.Registry(
-    fake_runs.deviation("ffi-listed", ("//pkg:py_test_llvm :: test_known[llvm]", "//pkg:fixed_test :: test_fixed")),
+    fake_runs.deviation(
+        "ffi-listed", ("//pkg:py_test_llvm :: test_known[llvm]", "//pkg:fixed_test :: test_fixed")
+    ),
 )
 
 PY_CASES = [
@@ -76,9 +78,26 @@ def test_failed_skipped_or_missing_cases_are_labelled(
 
 
 def test_a_missing_row_case_is_a_problem(tmp_path: Path) -> None:
-    run = _run(tmp_path, extra={"//pkg:py_test_llvm": junit([case_xml("test_ok[llvm]", properties={"tvm_target": "llvm"})])})
-    assert conformance_check.check(_rows("`//pkg:py_test_llvm :: test_ok[llvm]`"), run, DEVIATIONS, False) == 0
-    assert conformance_check.check(_rows("`//pkg:py_test_llvm :: test_absent`"), run, DEVIATIONS, False) == 1
+    run = _run(
+        tmp_path,
+        extra={
+            "//pkg:py_test_llvm": junit(
+                [case_xml("test_ok[llvm]", properties={"tvm_target": "llvm"})]
+            )
+        },
+    )
+    assert (
+        conformance_check.check(
+            _rows("`//pkg:py_test_llvm :: test_ok[llvm]`"), run, DEVIATIONS, False
+        )
+        == 0
+    )
+    assert (
+        conformance_check.check(
+            _rows("`//pkg:py_test_llvm :: test_absent`"), run, DEVIATIONS, False
+        )
+        == 1
+    )
 
 
 def test_target_not_run_is_a_problem_only_when_required(tmp_path: Path) -> None:

@@ -207,15 +207,24 @@ def archive(
     )
 
 
-def venv_record(lane: str = "default", tvm_sha: str = "a" * 64, ffi_sha: str = "b" * 64,
-                user_tvm: str = "") -> dict:
+def venv_record(
+    lane: str = "default", tvm_sha: str = "a" * 64, ffi_sha: str = "b" * 64, user_tvm: str = ""
+) -> dict:
     """A venv record (third_party/python/venv_tool.py record) with these wheels' sha256."""
     record = {
         "lane": lane,
         "packages": {"apache-tvm": "0.27.0.post1", "apache-tvm-ffi": "0.1.14.post0"},
         "installed": {
-            "apache-tvm": {"version": "0.27.0.post1", "file": "apache_tvm-0.27.0.post1-py3-none-any.whl", "sha256": tvm_sha},
-            "apache-tvm-ffi": {"version": "0.1.14.post0", "file": "apache_tvm_ffi-0.1.14.post0-cp311.whl", "sha256": ffi_sha},
+            "apache-tvm": {
+                "version": "0.27.0.post1",
+                "file": "apache_tvm-0.27.0.post1-py3-none-any.whl",
+                "sha256": tvm_sha,
+            },
+            "apache-tvm-ffi": {
+                "version": "0.1.14.post0",
+                "file": "apache_tvm_ffi-0.1.14.post0-cp311.whl",
+                "sha256": ffi_sha,
+            },
         },
         "user_wheels": {},
         "tvm_libinfo": {"USE_CUDA": "ON"},
@@ -248,7 +257,9 @@ def deviation(dev_id: str, tests: tuple[str, ...], kind: str = "deviation", **kw
     """A registry entry (tvm_conformance.deviation_registry.Deviation) for tests."""
     from tvm_conformance import deviation_registry
 
-    fields = dict(area="ffi", expected="x", actual=f"{dev_id} happens", raises="builtins.ValueError")
+    fields = dict(
+        area="ffi", expected="x", actual=f"{dev_id} happens", raises="builtins.ValueError"
+    )
     if kind == "crash":
         fields.update(signal="SIGSEGV", raises="tvm_conformance.crash_isolation.ProcessCrashed")
     fields.update(kwargs)

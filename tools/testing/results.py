@@ -610,11 +610,15 @@ def isolation_problems(run: Run) -> list[str]:
             recorded = case.properties.get("tvm_target")
             where = f"VARIANT ISOLATION: {label} :: {case.name}"
             if suffix == INDEPENDENT_SUFFIX and recorded:
-                problems.append(f"{where} records tvm_target={recorded!r} in a target-independent test")
+                problems.append(
+                    f"{where} records tvm_target={recorded!r} in a target-independent test"
+                )
             elif suffix != INDEPENDENT_SUFFIX and recorded != suffix:
                 problems.append(f"{where} records tvm_target={recorded!r}, not {suffix!r}")
             if suffix != INDEPENDENT_SUFFIX and (other := _other_target_in_id(case, suffix)):
-                problems.append(f"{where}: the case id names target {other!r} in the {suffix!r} variant")
+                problems.append(
+                    f"{where}: the case id names target {other!r} in the {suffix!r} variant"
+                )
     return problems
 
 
@@ -627,8 +631,10 @@ def deviation_problems(run: Run, registry: Registry) -> list[str]:
         if case.outcome == "xfailed":
             dev = table.get(case.deviation or "")
             if dev is None:
-                named = f"names {case.deviation!r}, not a listed deviation" if case.deviation else (
-                    "names no deviation"
+                named = (
+                    f"names {case.deviation!r}, not a listed deviation"
+                    if case.deviation
+                    else ("names no deviation")
                 )
                 problems.append(
                     f"UNLISTED XFAIL: {where}: its reason {named} (mark it with "
@@ -707,8 +713,10 @@ def verdict(
             if require_all:
                 problems.append(f"NOT RUN: {row.label} :: {row.case} (a conformance row)")
         elif target.case(row.case) is None and target.status == PASSING_STATUS:
-            problems.append(f"MISSING: {row.label} :: {row.case}: a conformance row names a "
-                            "case its target did not report")
+            problems.append(
+                f"MISSING: {row.label} :: {row.case}: a conformance row names a "
+                "case its target did not report"
+            )
     return Verdict(problems, outcomes, statuses, deviations, exit_code)
 
 

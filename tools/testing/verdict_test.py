@@ -24,7 +24,9 @@ GOOD = {
         [
             case_xml("test_ok[llvm]", properties=LLVM),
             case_xml("test_known[llvm]", "xfailed", "deviation ffi-listed: x", properties=LLVM),
-            case_xml("test_family[OSError-cpp]", "xfailed", "deviation robust-family: x", properties=LLVM),
+            case_xml(
+                "test_family[OSError-cpp]", "xfailed", "deviation robust-family: x", properties=LLVM
+            ),
         ]
     )
 }
@@ -97,8 +99,15 @@ def test_a_deviation_id_on_a_case_it_does_not_list_fails(tmp_path: Path) -> None
 
 def test_a_wildcard_binds_only_the_cases_it_matches(tmp_path: Path) -> None:
     cases = [
-        case_xml("test_family[KeyError-cpp]", "xfailed", "deviation robust-family: x", properties=LLVM),
-        case_xml("test_family[KeyError-relax_vm]", "xfailed", "deviation robust-family: x", properties=LLVM),
+        case_xml(
+            "test_family[KeyError-cpp]", "xfailed", "deviation robust-family: x", properties=LLVM
+        ),
+        case_xml(
+            "test_family[KeyError-relax_vm]",
+            "xfailed",
+            "deviation robust-family: x",
+            properties=LLVM,
+        ),
     ]
     verdict = _verdict(tmp_path, {"//pkg:a_test_llvm": junit(cases)})
     assert len(verdict.problems) == 1 and "test_family[KeyError-relax_vm]" in verdict.problems[0]
@@ -111,13 +120,22 @@ def test_an_xfail_naming_no_listed_deviation_fails(tmp_path: Path) -> None:
 
 
 def test_a_strict_xpass_fails_naming_the_deviation(tmp_path: Path) -> None:
-    tests = {"//pkg:a_test_llvm": junit([case_xml("test_known[llvm]", "xpass", "deviation ffi-listed: x", properties=LLVM)])}
+    tests = {
+        "//pkg:a_test_llvm": junit(
+            [case_xml("test_known[llvm]", "xpass", "deviation ffi-listed: x", properties=LLVM)]
+        )
+    }
     verdict = _verdict(tmp_path, tests)
-    assert any("XPASS: //pkg:a_test_llvm :: test_known[llvm] passed: deviation ffi-listed" in p for p in verdict.problems)
+    assert any(
+        "XPASS: //pkg:a_test_llvm :: test_known[llvm] passed: deviation ffi-listed" in p
+        for p in verdict.problems
+    )
 
 
 @pytest.mark.parametrize("failing_run", [2, 3])
-def test_runs_per_test_a_failure_in_any_run_fails_the_case(tmp_path: Path, failing_run: int) -> None:
+def test_runs_per_test_a_failure_in_any_run_fails_the_case(
+    tmp_path: Path, failing_run: int
+) -> None:
     ok = junit([case_xml("test_ok[llvm]", properties=LLVM)])
     bad = junit([case_xml("test_ok[llvm]", "failed", "flaky", properties=LLVM)])
     runs = [ok, ok]
@@ -138,9 +156,15 @@ def test_runs_per_test_a_failure_in_any_run_fails_the_case(tmp_path: Path, faili
 
 
 def test_where_each_result_came_from_is_recorded(tmp_path: Path) -> None:
-    tests = {**GOOD, "//pkg:c_test": junit([case_xml("test_c")]), "//pkg:d_test": junit([case_xml("test_d")])}
+    tests = {
+        **GOOD,
+        "//pkg:c_test": junit([case_xml("test_c")]),
+        "//pkg:d_test": junit([case_xml("test_d")]),
+    }
     run = results.read_run(
-        fake_runs.archive(tmp_path, tests, cached=("//pkg:c_test",), remote_cached=("//pkg:d_test",))
+        fake_runs.archive(
+            tmp_path, tests, cached=("//pkg:c_test",), remote_cached=("//pkg:d_test",)
+        )
     )
     assert {label: t.source for label, t in run.targets.items()} == {
         "//pkg:a_test_llvm": "executed",
@@ -148,7 +172,12 @@ def test_where_each_result_came_from_is_recorded(tmp_path: Path) -> None:
         "//pkg:d_test": "disk cache",
     }
     flagged = results.read_run(
-        fake_runs.archive(tmp_path, tests, flags=["--remote_cache=grpc://127.0.0.1:1"], remote_cached=("//pkg:d_test",))
+        fake_runs.archive(
+            tmp_path,
+            tests,
+            flags=["--remote_cache=grpc://127.0.0.1:1"],
+            remote_cached=("//pkg:d_test",),
+        )
     )
     assert flagged.targets["//pkg:d_test"].source == "remote cache"
 
@@ -157,12 +186,25 @@ def test_identity_key_separates_wheels_lanes_and_configs(tmp_path: Path) -> None
     def key(**kwargs) -> str:
         flags = kwargs.pop("flags", [])
         record = fake_runs.venv_record(**kwargs)
-        return results.read_run(fake_runs.archive(tmp_path, GOOD, flags=flags, venv_record=record)).identity_key()
+        return results.read_run(
+            fake_runs.archive(tmp_path, GOOD, flags=flags, venv_record=record)
+        ).identity_key()
 
     base = key()
     assert base == key()  # same wheels, same config: comparable
-    assert len({base, key(tvm_sha="c" * 64), key(ffi_sha="d" * 64), key(lane="ffi_next"),
-                key(flags=["--//tools/config:cuda"]), key(flags=["--//tools/config:asan"])}) == 6
+    assert (
+        len(
+            {
+                base,
+                key(tvm_sha="c" * 64),
+                key(ffi_sha="d" * 64),
+                key(lane="ffi_next"),
+                key(flags=["--//tools/config:cuda"]),
+                key(flags=["--//tools/config:asan"]),
+            }
+        )
+        == 6
+    )
 
 
 def test_a_gpu_runner_run_cannot_pass_by_skipping_its_cuda_cases(tmp_path: Path) -> None:
@@ -170,7 +212,9 @@ def test_a_gpu_runner_run_cannot_pass_by_skipping_its_cuda_cases(tmp_path: Path)
         "//pkg:b_test_cuda": junit(
             [case_xml("test_run[cuda]", "skipped", "no cuda:0", properties={"tvm_target": "cuda"})]
         ),
-        "//pkg:c_test_llvm": junit([case_xml("test_x[llvm]", "skipped", "no torch", properties=LLVM)]),
+        "//pkg:c_test_llvm": junit(
+            [case_xml("test_x[llvm]", "skipped", "no torch", properties=LLVM)]
+        ),
     }
     gpu = ["--//tools/config:cuda", "--//tools/config:require_gpu"]
     assert _verdict(tmp_path, tests, flags=gpu).problems == [
