@@ -122,9 +122,10 @@ def _installed_wheels(pip_report: str) -> dict[str, dict[str, str]]:
             continue
         info = item.get("download_info", {})
         hashes = info.get("archive_info", {}).get("hashes", {})
-        sha = hashes.get("sha256") or info.get("archive_info", {}).get("hash", "").partition(
-            "sha256="
-        )[2]
+        sha = (
+            hashes.get("sha256")
+            or info.get("archive_info", {}).get("hash", "").partition("sha256=")[2]
+        )
         found[name] = {
             "version": item.get("metadata", {}).get("version", ""),
             "file": os.path.basename(urllib.parse.urlparse(info.get("url", "")).path),
