@@ -238,6 +238,27 @@ DEVIATIONS: tuple[Deviation, ...] = (
             "test_callback_wrong_shape_is_rejected[cuda-*]",
         ),
     ),
+    Deviation(
+        id="relax-pure-callback-call-eliminated",
+        area="relax",
+        expected="A Relax function that calls an R.Callable argument for its side effect only "
+        "(its result unused) calls it on every target, as it does on llvm (seed 000: Relax "
+        "passes a tensor to a Python callback).",
+        actual="relax.build's cuda pipeline takes the R.Callable as pure (the default) and "
+        "removes the call as dead code: the function returns without calling the callback, in "
+        "both exec modes, and the executable holds no vm.builtin.invoke_closure; llvm's keeps "
+        "it. Declared impure (@R.function(pure=False), R.Callable(..., purity=False)) it is "
+        "called. Seen on an H100 with TVM 0.27.0.post1 + tvm-ffi 0.1.14.post0 and TVM 0.26.0 "
+        "+ tvm-ffi 0.1.13.post2; the build cases check the executable without a GPU.",
+        raises="tvm_conformance.observed.CallbackNotCalled",
+        tests=(
+            "//python/tests/relax:vm_callback_test_cuda :: "
+            "test_relax_passes_tensor_to_callback[cuda-*]",
+            "//python/tests/relax:vm_callback_test_cuda :: "
+            "test_pure_callback_call_survives_build[cuda-*]",
+        ),
+        lanes="all (cuda target only)",
+    ),
     # --- frontend ----------------------------------------------------------------------------
     Deviation(
         id="frontend-fx-batchnorm-batch-stats",
