@@ -194,6 +194,42 @@ DEVIATIONS: tuple[Deviation, ...] = (
             "test_unregistered_custom_exception_keeps_its_class[cuda-UnregisteredValueError-*]",
         ),
     ),
+    Deviation(
+        id="ffi-torch-neg-view-bit-ignored",
+        area="ffi",
+        expected="A torch negative view (`t._neg_view()`, is_neg() True) passed where C++ takes "
+        "a Tensor is refused or read as the view reads (torch's own __dlpack__ does not "
+        "refuse it in torch 2.13; a conjugate view it does refuse).",
+        actual="tvm-ffi takes it zero-copy with the negative bit ignored: C++ sees the stored "
+        "values, and testing.tensor_add_inplace(view of -1s, 1.0) leaves the view at -2s, "
+        "not 0s; a silent wrong result (tvm-ffi 0.1.14.post0, torch 2.13 CPU).",
+        raises="tvm_conformance.observed.ViewBitIgnored",
+        tests=(
+            "//python/tests/ffi:device_tensor_test_llvm :: "
+            "test_torch_negative_view_is_refused_or_read_as_viewed[llvm]",
+            "//python/tests/ffi:device_tensor_test_llvm :: "
+            "test_torch_negative_view_written_in_place_by_tensorview_fixture[llvm]",
+            "//python/tests/ffi:device_tensor_test_cuda :: "
+            "test_torch_negative_view_is_refused_or_read_as_viewed[cuda]",
+        ),
+    ),
+    Deviation(
+        id="ffi-torch-conj-view-bit-ignored",
+        area="ffi",
+        expected="A torch complex conjugate view (`t.conj()`, is_conj() True) passed where C++ "
+        "takes a Tensor is refused, as torch's own __dlpack__ refuses it (BufferError), or is "
+        "read as the view reads.",
+        actual="tvm-ffi takes it zero-copy with the conjugate bit ignored: C++ (testing.echo) "
+        "sees and hands back the unconjugated values; a silent wrong result "
+        "(tvm-ffi 0.1.14.post0, torch 2.13 CPU).",
+        raises="tvm_conformance.observed.ViewBitIgnored",
+        tests=(
+            "//python/tests/ffi:device_tensor_test_llvm :: "
+            "test_torch_conjugate_view_is_refused_or_read_as_viewed[llvm]",
+            "//python/tests/ffi:device_tensor_test_cuda :: "
+            "test_torch_conjugate_view_is_refused_or_read_as_viewed[cuda]",
+        ),
+    ),
     # --- relax -------------------------------------------------------------------------------
     Deviation(
         id="relax-callback-locals-lost",
@@ -237,6 +273,27 @@ DEVIATIONS: tuple[Deviation, ...] = (
             "//python/tests/relax:vm_callback_test_cuda :: "
             "test_callback_wrong_shape_is_rejected[cuda-*]",
         ),
+    ),
+    Deviation(
+        id="relax-pure-callback-call-eliminated",
+        area="relax",
+        expected="A Relax function that calls an R.Callable argument for its side effect only "
+        "(its result unused) calls it on every target, as it does on llvm (seed 000: Relax "
+        "passes a tensor to a Python callback).",
+        actual="relax.build's cuda pipeline takes the R.Callable as pure (the default) and "
+        "removes the call as dead code: the function returns without calling the callback, in "
+        "both exec modes, and the executable holds no vm.builtin.invoke_closure; llvm's keeps "
+        "it. Declared impure (@R.function(pure=False), R.Callable(..., purity=False)) it is "
+        "called. Seen on an H100 with TVM 0.27.0.post1 + tvm-ffi 0.1.14.post0 and TVM 0.26.0 "
+        "+ tvm-ffi 0.1.13.post2; the build cases check the executable without a GPU.",
+        raises="tvm_conformance.observed.CallbackNotCalled",
+        tests=(
+            "//python/tests/relax:vm_callback_test_cuda :: "
+            "test_relax_passes_tensor_to_callback[cuda-*]",
+            "//python/tests/relax:vm_callback_test_cuda :: "
+            "test_pure_callback_call_survives_build[cuda-*]",
+        ),
+        lanes="all (cuda target only)",
     ),
     # --- frontend ----------------------------------------------------------------------------
     Deviation(
@@ -667,6 +724,24 @@ DEVIATIONS: tuple[Deviation, ...] = (
             "//python/tests/deploy:runtime_only_api_test :: "
             "test_relax_import_says_the_compiler_is_absent",
         ),
+    ),
+    Deviation(
+        id="deploy-runtime-cuda-loader-not-registered",
+        area="deploy",
+        expected="Runtime-only TVM (TVM_USE_RUNTIME_LIB=1, no compiler library) registers the "
+        "CUDA runtime it ships: after `import tvm`, tvm.cuda(0) exists on a GPU machine and "
+        "tvm.runtime.load_module loads a cuda artefact.",
+        actual="`import tvm` never opens libtvm_runtime_cuda.so in runtime-only mode (TVM "
+        "0.27.0.post1 and 0.26.0; with the compiler it does): ffi.Module.load_from_bytes.cuda "
+        "is not registered, tvm.cuda(0).exist is False on an H100, and load_module raises "
+        "RuntimeError 'Library binary was created using {cuda} but a loader of that name is "
+        "not registered' until the process loads the sidecar itself.",
+        raises="tvm_conformance.observed.LoaderNotRegistered",
+        tests=(
+            "//python/tests/deploy:runtime_only_test_cuda :: "
+            "test_runtime_alone_registers_its_cuda_loader",
+        ),
+        lanes="all (cuda variant)",
     ),
     Deviation(
         id="deploy-compile-unclear",

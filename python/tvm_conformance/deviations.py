@@ -90,11 +90,26 @@ def applies(dev_id: str) -> bool:
     return deviation_registry.applies(by_id()[dev_id], versions.tvm, versions.tvm_ffi)
 
 
-def xfail(dev_id: str) -> pytest.MarkDecorator:
+# The mark that carries a target-scoped deviation until the plugin knows each case's target.
+ON_TARGETS_MARK = "tvm_deviation_on_targets"
+
+
+def xfail(dev_id: str, *, targets: tuple[str, ...] = ()) -> pytest.MarkDecorator:
     """Strict xfail for a listed deviation, or a no-op mark where it does not apply.
 
-    Unknown ids fail at import time of the test module, naming the id.
+    With ``targets`` (kinds or ids: ``("cuda",)``) only the cases of a test that takes the
+    ``target`` fixture and runs on one of them carry the xfail; on other targets the test must
+    pass. The plugin applies it per case at collection. Unknown ids fail at import time of the
+    test module, naming the id.
     """
+    mark = _xfail_mark(dev_id)
+    if not targets:
+        return mark
+    return getattr(pytest.mark, ON_TARGETS_MARK)(*targets, mark=mark)
+
+
+def _xfail_mark(dev_id: str) -> pytest.MarkDecorator:
+    """The strict xfail of ``dev_id`` (no-op where the installed versions do not show it)."""
     table = by_id()
     if dev_id not in table:
         raise KeyError(

@@ -29,3 +29,16 @@ class BatchStatisticsUsed(DeviationObserved):
 
 class OpaqueConversion(DeviationObserved):
     """A value crossed the FFI as an opaque Python object instead of its FFI type."""
+
+
+class CallbackNotCalled(DeviationObserved):
+    """A callback the source calls for its side effect is not called: the function returned
+    without calling it, or the built executable holds no call of it (removed as dead code)."""
+
+
+class LoaderNotRegistered(DeviationObserved):
+    """A module loader the runtime ships is not registered until the process loads it."""
+
+
+class ViewBitIgnored(DeviationObserved):
+    """A torch negative or conjugate view was taken as its stored data, its view bit ignored."""

@@ -36,6 +36,7 @@ from typing import Any
 
 import pytest
 
+from tvm_conformance import deviations as _deviations
 from tvm_conformance import targets as _targets
 from tvm_conformance import testing as _testing
 
@@ -60,6 +61,8 @@ _MARKERS = (
     "variant (tvm_conformance.testing.compiles_for; a case whose every target is excluded)",
     "tvm_deviation_not_applicable(id): a listed deviation that the installed TVM does not "
     "show; the test must pass (tvm_conformance.deviations.xfail)",
+    f"{_deviations.ON_TARGETS_MARK}(*targets, mark=): a listed deviation's xfail for the cases "
+    "on these targets only (tvm_conformance.deviations.xfail(id, targets=...))",
 )
 
 
@@ -353,6 +356,9 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
                 )
             elif not target.runnable:
                 item.add_marker(pytest.mark.skip(reason=target.skip_reason))
+            for mark in item.iter_markers(_deviations.ON_TARGETS_MARK):
+                if any(target.matches(n) for n in _targets.iter_names(mark.args)):
+                    item.add_marker(mark.kwargs["mark"])
             for mark in item.iter_markers(_testing.KNOWN_FAILING_MARK):
                 if any(target.matches(n) for n in _targets.iter_names(mark.args)):
                     reason = mark.kwargs.get("reason") or "known failing"

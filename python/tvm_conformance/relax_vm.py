@@ -35,3 +35,27 @@ def build_vm(
     if memory_cfg is None:
         return relax.VirtualMachine(executable, dev)
     return relax.VirtualMachine(executable, dev, memory_cfg=memory_cfg)
+
+
+# The VM builtin through which an executable calls a closure (an R.Callable argument).
+INVOKE_CLOSURE = "vm.builtin.invoke_closure"
+
+
+def _sources(module: tvm.runtime.Module) -> list[str]:
+    """The inspectable source of ``module`` and of every module it imports (depth first)."""
+    out = []
+    try:
+        out.append(module.inspect_source())
+    except Exception:  # noqa: BLE001 (a module kind without source: nothing to read)
+        pass
+    for imported in module.imports:
+        out += _sources(imported)
+    return out
+
+
+def invokes_closure(executable: relax.VMExecutable) -> bool:
+    """True if ``executable`` calls a closure: ``vm.builtin.invoke_closure`` in its bytecode
+    (exec mode ``bytecode``) or in the host code it was compiled to (``compiled``)."""
+    if INVOKE_CLOSURE in executable.as_text():
+        return True
+    return any(INVOKE_CLOSURE in text for text in _sources(executable.mod))

@@ -8,6 +8,11 @@ The cuda variant runs the cuda artefacts where a GPU is, and otherwise skips wit
 (fails in the GPU lane); the fatbin check needs no GPU.
 """
 
+import os
+import subprocess
+import sys
+from pathlib import Path
+
 import numpy as np
 import pytest
 import torch
@@ -15,9 +20,10 @@ import tvm
 import tvm.runtime.vm
 import tvm_ffi
 
-from tvm_conformance import deploy
+from tvm_conformance import deploy, deviations
+from tvm_conformance.observed import LoaderNotRegistered
 from tvm_conformance.runfiles import rlocation
-from tvm_conformance.testing import compiles_for
+from tvm_conformance.testing import compiles_for, requires_cuda
 
 pytestmark = pytest.mark.usefixtures("runtime_only")
 
@@ -30,6 +36,42 @@ ALLOWED_TVM_LIBRARIES = {
     "libtvm_runtime.so",
     "libtvm_runtime_cuda.so",
 }
+
+
+# The global that loads a cuda module from an artefact; the CUDA sidecar registers it.
+CUDA_LOADER = "ffi.Module.load_from_bytes.cuda"
+CUDA_SIDECAR = "libtvm_runtime_cuda.so"
+# A fresh process: import tvm, never load the sidecar itself, load a cuda artefact.
+_CHILD = """
+import tvm, tvm_ffi
+print("LOADER", tvm_ffi.get_global_func({loader!r}, allow_missing=True) is not None)
+try:
+    tvm.runtime.load_module({path!r})
+except Exception as err:
+    print("LOAD_ERROR", type(err).__name__, str(err).replace("\\n", " "))
+else:
+    print("LOADED")
+"""
+
+
+def _child_import(runtime_only: bool, artefact: str, debug_dir: Path) -> tuple[str, bool]:
+    """Run _CHILD with or without TVM_USE_RUNTIME_LIB=1: (its stdout, whether the dynamic
+    loader was asked to open the CUDA sidecar, as LD_DEBUG=files records even a failed open)."""
+    env = {k: v for k, v in os.environ.items() if k != "TVM_USE_RUNTIME_LIB"}
+    if runtime_only:
+        env["TVM_USE_RUNTIME_LIB"] = "1"
+    log = debug_dir / ("runtime_only" if runtime_only else "full")
+    env.update(LD_DEBUG="files", LD_DEBUG_OUTPUT=str(log))
+    code = _CHILD.format(loader=CUDA_LOADER, path=artefact)
+    proc = subprocess.run(
+        [sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=300
+    )
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    opened = any(
+        f"{CUDA_SIDECAR} [0];  dynamically loaded" in p.read_text(errors="replace")
+        for p in debug_dir.glob(log.name + ".*")
+    )
+    return proc.stdout, opened
 
 
 def load_vm(model: str, target: str, dev: tvm.runtime.Device) -> tvm.runtime.vm.VirtualMachine:
@@ -150,3 +192,36 @@ def test_cuda_artefact_carries_device_code_for_each_arch(model: str) -> None:
     assert ptx == [int(deploy.CUDA_ARCHS[-1].removeprefix("sm_"))]
     # Device code only: no CUDA source left to compile where the artefact is loaded.
     assert b"__global__" not in data
+
+
+@compiles_for("cuda")
+@deviations.xfail("deploy-runtime-cuda-loader-not-registered")
+def test_runtime_alone_registers_its_cuda_loader(tmp_path: Path) -> None:
+    # Needs no GPU: whether the runtime tries to open its CUDA sidecar does not depend on one.
+    artefact = rlocation(deploy.artefact("mul_add", "cuda"))
+    out, opened = _child_import(True, artefact, tmp_path)
+    if opened or "LOADER True" in out:
+        return  # the runtime registers (or tries to register) its CUDA loader by itself
+    # The detector does see an attempt: TVM with its compiler opens the sidecar.
+    _, full_opened = _child_import(False, artefact, tmp_path)
+    assert full_opened, "LD_DEBUG shows no attempt to open the sidecar even with the compiler"
+    assert "LOADER False" in out, out
+    assert "LOAD_ERROR RuntimeError" in out and "loader of that name is not registered" in out, out
+    raise LoaderNotRegistered(
+        f"runtime-only import tvm never opened {CUDA_SIDECAR}; load_module: {out.strip()}"
+    )
+
+
+@requires_cuda
+def test_loading_the_sidecar_registers_the_cuda_loader() -> None:
+    # The workaround a deployed program uses (conftest.py loads the sidecar with ctypes).
+    assert deploy.compiler_libraries_mapped() == []
+    assert CUDA_SIDECAR in deploy.mapped_libraries()
+    assert tvm_ffi.get_global_func(CUDA_LOADER, allow_missing=True) is not None
+    assert tvm.cuda(0).exist
+    dev = tvm.cuda(0)
+    x = np.arange(6, dtype="float32").reshape(2, 3)
+    out = load_vm("mul_add", "cuda", dev)["main"](
+        tvm.runtime.tensor(x, dev), tvm.runtime.tensor(x, dev)
+    )
+    np.testing.assert_allclose(out.numpy(), x * x + 1.0, rtol=1e-6)

@@ -165,3 +165,16 @@ def test_registry_entries_are_well_formed() -> None:
         assert deviations.REASON_PATTERN.fullmatch(f"deviation {dev.id}:"), dev.id
         assert issubclass(deviations.raises_of(dev), deviations.exception_class(dev.raises))
         assert dev.tests, f"deviation {dev.id} names no test"
+
+
+@pytest.mark.usefixtures("registry")
+def test_target_scoped_xfail_carries_the_strict_xfail_for_those_targets() -> None:
+    mark = deviations.xfail(RAISES_VALUE_ERROR, targets=("cuda",)).mark
+    assert mark.name == deviations.ON_TARGETS_MARK
+    assert mark.args == ("cuda",)
+    inner = mark.kwargs["mark"].mark
+    assert (inner.name, inner.kwargs["strict"], inner.kwargs["raises"]) == (
+        "xfail",
+        True,
+        ValueError,
+    )
