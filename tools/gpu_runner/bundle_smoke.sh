@@ -38,7 +38,7 @@ echo "GPU: $gpu"
 manifest="$scratch/gpu_runner/tests.json"
 if [ -f "$manifest" ] && [ -x "$repo/bazelw" ]; then
   # The lane bundle carries every `_cuda` test of the suite: the same set bazel query finds.
-  (cd "$repo" && ./bazelw query --config=cuda \
+  (cd "$repo" && ./bazelw query \
     'attr(tags, "\btvm_cuda\b", tests(//python/... + //cpp/... + //benchmarks/... + //tools/...))' \
     2>/dev/null | sort) >"$scratch/query.txt"
   python3 -c 'import json, sys

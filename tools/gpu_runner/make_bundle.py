@@ -83,9 +83,23 @@ def tvm_files(compiler: bool = False) -> list[tuple[str, Path]]:
     return out
 
 
+def metadata_files(names: tuple[str, ...]) -> list[tuple[str, Path]]:
+    """(archive path, METADATA) of the distributions holding `names`: pytest's header asks
+    importlib.metadata for pluggy's version, as TVM's deviations ask for TVM's."""
+    dists = importlib.metadata.packages_distributions()
+    out = {}
+    for name in names:
+        for dist_name in dists.get(name, []):
+            dist = importlib.metadata.distribution(dist_name)
+            path = Path(dist.locate_file(f"{dist._path.name}/METADATA"))
+            if path.is_file():
+                out[f"pylib/{dist._path.name}/METADATA"] = path
+    return sorted(out.items())
+
+
 def pytest_files(extra: tuple[str, ...] = ()) -> list[tuple[str, Path]]:
     """(archive path, file) of pytest and its pure-Python needs (and `extra` packages)."""
-    out = []
+    out = metadata_files((*PYTEST_PACKAGES, *PYTEST_MODULES, *extra)) if extra else []
     for name in (*PYTEST_PACKAGES, *PYTEST_MODULES, *extra):
         where = package_dir(name)
         if where is None:
