@@ -47,6 +47,12 @@ _PYTEST_RUNNER = "//tools/testing:pytest_runner.py"
 _PYTEST_CONFIG = "//:pyproject.toml"
 _CONFORMANCE_LIB = "//python/tvm_conformance"
 
+# What the GPU lane (--config=cuda_gpu) adds to a cuda variant: pytest's flag, and the gtests'
+# environment (they have no plugin). The lane bundle's manifest records these too, so its
+# run.sh turns the requirement on and off exactly as the config does.
+_REQUIRE_GPU_PYTEST_ARGS = ["--tvm-require-gpu"]
+_REQUIRE_GPU_ENV = {"TVM_CONFORMANCE_REQUIRE_GPU": "1"}
+
 # Per-target settings of test variants, the way JAX's jax.bzl makes `<name>_cpu` /
 # `<name>_gpu`. A variant exists (is compatible) only in the configs that can at least compile
 # for its target: `cuda` needs --config=cuda. Every variant is tagged `tvm_<target>`, so the
@@ -71,7 +77,7 @@ _TARGETS = {
         # plain-pytest default), which would rerun the llvm variant under a cuda name. In the
         # GPU lane (--config=cuda_gpu) such a skip fails the case.
         pytest_args = ["--tvm-target-fallback=none"] + select({
-            "//tools/config:require_gpu_enabled": ["--tvm-require-gpu"],
+            "//tools/config:require_gpu_enabled": _REQUIRE_GPU_PYTEST_ARGS,
             "//conditions:default": [],
         }),
         # What the GPU probe found is an input of every cuda test action, so a result recorded
@@ -98,9 +104,21 @@ def _cc_target_env(env, target, settings):
     if not settings.gpu_lane_env:
         return merged
     return select({
-        "//tools/config:require_gpu_enabled": dict(merged, TVM_CONFORMANCE_REQUIRE_GPU = "1"),
+        "//tools/config:require_gpu_enabled": dict(merged, **_REQUIRE_GPU_ENV),
         "//conditions:default": merged,
     })
+
+# The GPU-lane variants are packed by //tools/gpu_runner:lane_bundle, so that package sees them.
+_LANE_BUNDLE_PACKAGE = "//tools/gpu_runner:__pkg__"
+
+def _with_bundle_visibility(common, settings):
+    """`common` (a variant's attributes), visible to the lane bundle if it is a GPU variant."""
+    if not settings.gpu_lane_env:
+        return common
+    visibility = common.get("visibility", ["//visibility:private"])
+    if "//visibility:public" in visibility or _LANE_BUNDLE_PACKAGE in visibility:
+        return common
+    return dict(common, visibility = [v for v in visibility if v != "//visibility:private"] + [_LANE_BUNDLE_PACKAGE])
 
 def _package_suites():
     """`llvm_tests`, `cuda_tests`, `target_independent_tests` of this package, made once.
@@ -186,7 +204,7 @@ def tvm_cc_test(name, srcs, deps = [], data = [], copts = [], linkopts = [], env
             tags = tags + settings.tags + ["tvm_" + target],
             target_compatible_with = settings.compatible_with,
             data = data + target_data.get(target, []) + settings.data,
-            **common
+            **_with_bundle_visibility(common, settings)
         )
     native.test_suite(name = name, tests = [":%s_%s" % (name, t) for t in targets])
 
@@ -284,7 +302,7 @@ def tvm_py_test(
             env = dict(env, TVM_TEST_TARGETS = target),
             tags = tags + settings.tags + ["tvm_" + target],
             target_compatible_with = settings.compatible_with,
-            **common
+            **_with_bundle_visibility(common, settings)
         )
     native.test_suite(name = name, tests = [":" + v for v in variants])
 
@@ -342,3 +360,113 @@ def tvm_exported_module(name, script, out = None, args = [], srcs = [], deps = [
         visibility = visibility,
         **kwargs
     )
+
+# --- Bundles: tests that run outside Bazel, exactly as their targets do --------------------
+
+TvmTestInfo = provider(
+    doc = "How Bazel runs one test target, for running it elsewhere (tvm_test_bundle).",
+    fields = {
+        "record": "struct: label, kind (py/cc), target, argv (after the interpreter), env, gpu_lane",
+        "files": "depset of the test's own runfiles (this workspace only: no venv, no toolchain)",
+    },
+)
+
+def _main_repo(files):
+    return [f for f in files if not f.short_path.startswith("../") and f.owner.workspace_name == ""]
+
+def _test_manifest_aspect_impl(target, ctx):
+    rule = ctx.rule
+    if rule.kind not in ("py_test", "cc_test"):
+        fail("%s: tvm_test_bundle takes py_test / cc_test targets, not %s" % (target.label, rule.kind))
+    located = rule.attr.srcs + rule.attr.data
+    args = [ctx.expand_location(a, located) for a in rule.attr.args]
+    env = {k: ctx.expand_location(v, located) for k, v in rule.attr.env.items()}
+    variant = ""
+    for tag in rule.attr.tags:
+        if tag.startswith("tvm_") and tag[len("tvm_"):] in _TARGETS:
+            variant = tag[len("tvm_"):]
+    gpu_lane = variant != "" and _TARGETS[variant].gpu_lane_env
+
+    # The lane's own additions are recorded apart (and dropped here, should the bundle be built
+    # under --config=cuda_gpu), so the runner adds them exactly when its GPU requirement is on.
+    if gpu_lane:
+        args = [a for a in args if a not in _REQUIRE_GPU_PYTEST_ARGS]
+        env = {k: v for k, v in env.items() if k not in _REQUIRE_GPU_ENV}
+    if rule.kind == "py_test":
+        main = rule.files.main[0].short_path if rule.files.main else ""
+        argv = [main] + args
+    else:
+        argv = [target[DefaultInfo].files_to_run.executable.short_path] + args
+    record = struct(
+        label = str(target.label).lstrip("@"),
+        kind = "py" if rule.kind == "py_test" else "cc",
+        target = variant,
+        argv = argv,
+        env = env,
+        gpu_lane = struct(
+            pytest_args = _REQUIRE_GPU_PYTEST_ARGS if rule.kind == "py_test" else [],
+            env = _REQUIRE_GPU_ENV if rule.kind == "cc_test" else {},
+        ) if gpu_lane else None,
+    )
+    files = _main_repo(target[DefaultInfo].default_runfiles.files.to_list())
+    if rule.kind == "py_test":  # Bazel's launcher stub: the runner starts the main itself
+        stub = target[DefaultInfo].files_to_run.executable
+        files = [f for f in files if f != stub]
+    return [TvmTestInfo(record = record, files = depset(files))]
+
+_test_manifest_aspect = aspect(
+    implementation = _test_manifest_aspect_impl,
+    doc = "Reads each test's resolved args, env and runfiles (the macros' data, as configured).",
+)
+
+def _tvm_test_bundle_impl(ctx):
+    records = [t[TvmTestInfo].record for t in ctx.attr.tests]
+    manifest = ctx.actions.declare_file(ctx.label.name + "_tests.json")
+    ctx.actions.write(manifest, json.encode(struct(tests = records)))
+    files = depset(transitive = [t[TvmTestInfo].files for t in ctx.attr.tests] + [
+        depset(ctx.files.extra),
+    ])
+    args = ctx.actions.args()
+    args.use_param_file("@%s", use_always = True)
+    args.set_param_file_format("multiline")
+    args.add_all("--top", ctx.files.top)
+    args.add("--manifest", manifest)
+    args.add_all("--wheel", ctx.files.wheels)
+    args.add_all("--ws", files)
+    args.add("--compiler" if ctx.attr.compiler else "--runtime-only")
+    args.add("--max-bytes", str(ctx.attr.max_bytes))
+    args.add(ctx.outputs.out)
+    ctx.actions.run(
+        executable = ctx.executable._packer,
+        arguments = [args],
+        inputs = depset([manifest] + ctx.files.top + ctx.files.wheels, transitive = [files]),
+        outputs = [ctx.outputs.out],
+        mnemonic = "TvmTestBundle",
+        progress_message = "Packing %s (xz -9)" % ctx.outputs.out.short_path,
+    )
+    return [DefaultInfo(files = depset([ctx.outputs.out]))]
+
+tvm_test_bundle = rule(
+    implementation = _tvm_test_bundle_impl,
+    doc = """An archive that runs `tests` outside Bazel exactly as their targets do.
+
+    Each test's resolved args, env and own runfiles (this workspace's files: sources, built
+    artefacts, extensions, gtest binaries) go in, with a manifest of them (`tests.json`) that
+    the runner (`top`) reads, the venv's TVM (with `compiler`, the whole compiler library;
+    otherwise runtime only), pytest and `wheels`. Packed with xz -9; over `max_bytes` fails.
+    """,
+    attrs = {
+        "tests": attr.label_list(aspects = [_test_manifest_aspect], mandatory = True),
+        "top": attr.label_list(allow_files = True, doc = "runner files at the archive's top"),
+        "extra": attr.label_list(allow_files = True, doc = "more workspace files"),
+        "wheels": attr.label_list(allow_files = [".whl"]),
+        "compiler": attr.bool(default = True),
+        "max_bytes": attr.int(mandatory = True),
+        "out": attr.output(mandatory = True),
+        "_packer": attr.label(
+            default = "//tools/gpu_runner:make_bundle",
+            executable = True,
+            cfg = "exec",
+        ),
+    },
+)

@@ -1,20 +1,59 @@
 #!/bin/bash
-# Proves the GPU-runner bundle stands alone: unpacks it in a scratch directory, makes a fresh
-# venv with only numpy and torch (and what torch needs), installed from the repo's hashed lock
-# (third_party/python/requirements.lock, --require-hashes), and runs
-# run.sh twice: with the GPU requirement off (llvm cases pass, cuda cases skip with a reason:
-# exit 0 expected on a GPU-less machine) and on (the cuda cases fail, named: exit 1 expected).
-#   tools/gpu_runner/bundle_smoke.sh [BUNDLE.tar.gz] [PYTHON]
+# Proves a GPU-runner bundle stands alone, on a machine with or without a GPU: unpacks it in a
+# scratch directory, makes a fresh venv with only numpy and torch (and what torch needs),
+# installed from the repo's hashed lock (third_party/python/requirements.lock,
+# --require-hashes), and runs run.sh:
+#   1. GPU requirement off: must exit 0 (cuda cases run on a GPU, or skip with their reason);
+#   2. GPU requirement on: with a GPU it must exit 0; without one it must fail, and only cuda
+#      targets may fail (each is named);
+#   3. with a GPU only: requirement on with the device hidden (CUDA_VISIBLE_DEVICES=), which
+#      must fail as on a GPU-less machine, so a GPU machine checks that path too.
+# "A GPU" is decided as third_party/gpu/gpu_detect.bzl decides it: TVM_CONFORMANCE_GPU=0 / 1
+# forces absent / present (0 also hides the device from the runs), else nvidia-smi must list
+# one. Works for //tools/gpu_runner:bundle (.tar.gz) and :lane_bundle (.tar.xz, whose
+# tests.json names every `_cuda` target: checked against `bazel query` when ./bazelw is here).
+#   tools/gpu_runner/bundle_smoke.sh [BUNDLE] [PYTHON]
 set -euo pipefail
 bundle=$(realpath "${1:-bazel-bin/tools/gpu_runner/gpu_runner_bundle.tar.gz}")
 python=${2:-python3}
+repo=$(cd "$(dirname "$0")/../.." && pwd)
 scratch=$(mktemp -d)
 trap 'rm -rf "$scratch"' EXIT
+began=$(date +%s)
 echo "bundle: $bundle ($(stat -c %s "$bundle") bytes); scratch: $scratch"
-tar xzf "$bundle" -C "$scratch"
+tar xf "$bundle" -C "$scratch"
+
+gpu=absent
+case "${TVM_CONFORMANCE_GPU:-}" in
+  0 | false | no) gpu=absent; export CUDA_VISIBLE_DEVICES= ;;
+  1 | true | yes) gpu=present ;;
+  "") if command -v nvidia-smi >/dev/null \
+      && [ -n "$(nvidia-smi --query-gpu=name --format=csv,noheader 2>/dev/null)" ]; then
+        gpu=present
+      fi ;;
+  *) echo "TVM_CONFORMANCE_GPU must be 0 or 1, not '$TVM_CONFORMANCE_GPU'" >&2; exit 2 ;;
+esac
+echo "GPU: $gpu"
+
+manifest="$scratch/gpu_runner/tests.json"
+if [ -f "$manifest" ] && [ -x "$repo/bazelw" ]; then
+  # The lane bundle carries every `_cuda` test of the suite: the same set bazel query finds.
+  (cd "$repo" && ./bazelw query \
+    'attr(tags, "\btvm_cuda\b", tests(//python/... + //cpp/... + //benchmarks/... + //tools/...))' \
+    2>/dev/null | sort) >"$scratch/query.txt"
+  python3 -c 'import json, sys
+print("\n".join(sorted(t["label"] for t in json.load(open(sys.argv[1]))["tests"])))' \
+    "$manifest" >"$scratch/manifest.txt"
+  if ! diff -u "$scratch/query.txt" "$scratch/manifest.txt"; then
+    echo "FAIL: the lane bundle's tests differ from the suite's _cuda tests (- query, + bundle)"
+    exit 1
+  fi
+  echo "manifest: $(wc -l <"$scratch/manifest.txt") tests, the suite's _cuda tests exactly"
+fi
+
 "$python" -m venv "$scratch/venv"
 # The lock's entries for numpy, torch and what they pull in ("# via" annotations), hashes kept.
-lock="$(dirname "$0")/../../third_party/python/requirements.lock"
+lock="$repo/third_party/python/requirements.lock"
 python3 - "$lock" >"$scratch/requirements.txt" <<'PY'
 import re, sys
 blocks, current = {}, None
@@ -42,19 +81,52 @@ PY
   -r "$scratch/requirements.txt"
 "$scratch/venv/bin/python" -m pip list --disable-pip-version-check --format=freeze
 export PYTHON="$scratch/venv/bin/python"
-set +e
-"$scratch/gpu_runner/run.sh" --no-require-gpu --out "$scratch/results-optional"
-optional=$?
-"$scratch/gpu_runner/run.sh" --out "$scratch/results-required"
-required=$?
-set -e
-echo "GPU requirement off: exit $optional; on: exit $required"
-if [ -f tools/testing/results.py ]; then  # the archives read like a ./bazelw test run
-  for run in "$scratch"/results-*; do
-    python3 -c 'import sys; sys.path.insert(0, "tools/testing"); import results
-r = results.read_run(sys.argv[1]); cases = [c for _, c in r.cases()]
-print(sys.argv[1].rsplit("/", 1)[-1] + ":", len(r.targets), "targets,",
-      {o: sum(c.outcome == o for c in cases) for o in sorted({c.outcome for c in cases})})' "$run"
-  done
+
+# run NAME ARGS...: run.sh into $scratch/results-NAME; its exit code in $rc, output in .log.
+run() {
+  local name=$1 t0
+  shift
+  t0=$(date +%s)
+  set +e
+  "$scratch/gpu_runner/run.sh" "$@" --out "$scratch/results-$name" 2>&1 | tee "$scratch/$name.log"
+  rc=${PIPESTATUS[0]}
+  set -e
+  echo "run $name: exit $rc in $(($(date +%s) - t0)) s"
+}
+# failed_targets NAME: the targets run.sh reported as failed, one a line.
+failed_targets() {
+  sed -n 's/^  FAILED \(\/\/[^:]*:[^:]*\): .*/\1/p' "$scratch/$1.log" | sort
+}
+problems=()
+run optional --no-require-gpu
+[ "$rc" = 0 ] || problems+=("GPU requirement off: exit $rc, want 0")
+run required
+if [ "$gpu" = present ]; then
+  [ "$rc" = 0 ] || problems+=("GPU requirement on with a GPU: exit $rc, want 0")
+else
+  [ "$rc" != 0 ] || problems+=("GPU requirement on without a GPU: exit 0, want a failure")
+  failed=$(failed_targets required)
+  [ -n "$failed" ] || problems+=("GPU requirement on without a GPU: no target named as failed")
+  others=$(grep -v '_cuda$' <<<"$failed" || true)
+  [ -z "$others" ] || problems+=("GPU requirement on: non-cuda targets failed: $others")
+  echo "failed without a GPU (named): $(echo $failed)"
 fi
-[ "$optional" = 0 ] && [ "$required" != 0 ]
+if [ "$gpu" = present ] && [ -z "${CUDA_VISIBLE_DEVICES+x}" ]; then
+  CUDA_VISIBLE_DEVICES= run hidden_gpu
+  [ "$rc" != 0 ] || problems+=("GPU requirement on, device hidden: exit 0, want a failure")
+fi
+
+for archive in "$scratch"/results-*; do  # the archives read like a ./bazelw test run
+  python3 -c 'import sys; sys.path.insert(0, sys.argv[2]); import results
+r = results.read_run(sys.argv[1]); cases = [c for _, c in r.cases()]
+print(sys.argv[1].rsplit("/", 1)[-1] + ":", len(r.targets), "targets,", len(cases), "cases",
+      {o: sum(c.outcome == o for c in cases) for o in sorted({c.outcome for c in cases})},
+      "identity:", r.identity.get("lane"), "machine GPU:", r.meta.get("machine", {}).get("gpu"))' \
+    "$archive" "$repo/tools/testing"
+done
+echo "smoke wall time: $(($(date +%s) - began)) s"
+if [ ${#problems[@]} -gt 0 ]; then
+  printf 'FAIL: %s\n' "${problems[@]}"
+  exit 1
+fi
+echo "PASS"

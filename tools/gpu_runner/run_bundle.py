@@ -8,6 +8,10 @@ each test the way its Bazel target does, with TVM in runtime-only form:
                 :elf_deps_test (pytest with the repo's plugin and pyproject.toml)
   C++ tests     //cpp/tests:deploy_vm_test_{llvm,cuda}, :vm_exported_module_test (gtest)
 
+A lane bundle (//tools/gpu_runner:lane_bundle) carries `tests.json` instead: every `_cuda`
+test of the suite with the argv and env its Bazel target has (written by the build from the
+same macro data), run with the full TVM (compiler included) and the lane's one tvm-ffi wheel.
+
 Results go to `--out` (default `results/<UTC start>-gpu_runner/`) in the layout of a
 `./bazelw test` run archive (build_events.json, tests/<pkg>/<name>/test.xml, run.json), so
 `tools/testing/results.py show DIR`, the conformance check and //tools/report read it.
@@ -21,6 +25,7 @@ import datetime
 import hashlib
 import json
 import os
+import shlex
 import subprocess
 import sys
 import time
@@ -32,6 +37,8 @@ WORKSPACE = os.path.join(HERE, "tvm_conformance")
 PY_TAG = f"cp{sys.version_info[0]}{sys.version_info[1]}"
 # The venv record of the lane the bundle was built in (make_bundle.py): its identity.
 VENV_RECORD = os.path.join(HERE, "tvm_conformance_venv.json")
+# A lane bundle's tests: label, kind, argv, env and the GPU lane's additions per test.
+MANIFEST = os.path.join(HERE, "tests.json")
 sys.path.insert(0, os.path.join(WORKSPACE, "tools", "testing"))
 import results  # noqa: E402  (the bundle's copy: standard library only)
 
@@ -45,7 +52,7 @@ def identity() -> dict:
             record = json.load(stream)
     ident = results.identity_of(record, record.get("lane", "default"))
     for wheel in sorted(os.listdir(os.path.join(HERE, "wheels"))):
-        if f"-{PY_TAG}-" in wheel:
+        if f"-{PY_TAG}-" in wheel and wheel.startswith("apache_tvm_ffi-"):
             path = os.path.join(HERE, "wheels", wheel)
             with open(path, "rb") as stream:
                 sha = hashlib.sha256(stream.read()).hexdigest()
@@ -84,8 +91,38 @@ def site_dir() -> str:
     return site
 
 
+def manifest_tests(manifest: dict, require_gpu: bool) -> list:
+    """(label, argv, extra env) of a lane bundle's tests, from the build's manifest.
+
+    Each target's args are shell-split as Bazel splits them; a py_test runs its main
+    (tools/testing/pytest_runner.py) with this interpreter, a cc_test its binary. The GPU
+    lane's additions (--tvm-require-gpu, TVM_CONFORMANCE_REQUIRE_GPU=1) are applied exactly
+    when the GPU requirement is on, as --config=cuda_gpu applies them.
+    """
+    out = []
+    for test in manifest["tests"]:
+        main, *args = test["argv"]
+        argv = [a for arg in args for a in shlex.split(arg)]
+        env = dict(test["env"])
+        lane = test.get("gpu_lane")
+        if lane and require_gpu:
+            argv += lane["pytest_args"]
+            env.update(lane["env"])
+        elif lane and test["kind"] == "cc":
+            env["TVM_CONFORMANCE_REQUIRE_GPU"] = "0"
+        if test["kind"] == "py":
+            argv = [sys.executable, os.path.join(WORKSPACE, main), *argv]
+        else:
+            argv = [os.path.join(WORKSPACE, main), *argv]
+        out.append((test["label"], argv, env))
+    return out
+
+
 def tests(require_gpu: bool) -> list:
     """(label, argv, extra env) of every test, as its Bazel target runs it."""
+    if os.path.isfile(MANIFEST):
+        with open(MANIFEST, encoding="utf-8") as stream:
+            return manifest_tests(json.load(stream), require_gpu)
     pytest = [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-q"]
     deploy = "python/tests/deploy"
     gpu = ["--tvm-require-gpu"] if require_gpu else []
@@ -189,10 +226,15 @@ def main() -> int:
     base_env = dict(os.environ)
     for key in ("TEST_SRCDIR", "RUNFILES_DIR", "RUNFILES_MANIFEST_FILE", "PYTHONHOME"):
         base_env.pop(key, None)
+    lane_bundle = os.path.isfile(MANIFEST)
+    if not lane_bundle:  # the small bundle's TVM has no compiler; a lane bundle's tests say
+        base_env["TVM_USE_RUNTIME_LIB"] = "1"
     base_env.update(
-        PYTHONPATH=os.pathsep.join([site, os.path.join(HERE, "pylib")]),
+        # python/: tvm_conformance, which pytest_runner.py imports before pytest reads
+        # pyproject.toml (under Bazel: the py_library's `imports`).
+        PYTHONPATH=os.pathsep.join([site, os.path.join(HERE, "pylib")])
+        + (os.pathsep + os.path.join(WORKSPACE, "python") if lane_bundle else ""),
         PYTHONDONTWRITEBYTECODE="1",
-        TVM_USE_RUNTIME_LIB="1",
         LD_LIBRARY_PATH=os.pathsep.join(
             [os.path.join(site, "tvm_ffi", "lib"), tvm_lib, os.environ.get("LD_LIBRARY_PATH", "")]
         ).rstrip(os.pathsep),
@@ -228,10 +270,24 @@ def main() -> int:
         xml = xml_path(out, label)
         os.makedirs(os.path.dirname(xml), exist_ok=True)
         is_gtest = label.startswith("//cpp/")
-        argv = argv + ([f"--gtest_output=xml:{xml}"] if is_gtest else [f"--junitxml={xml}"])
         run_env = dict(base_env, **env)
-        if is_gtest:  # test_util's Rlocation: $TEST_SRCDIR/$TEST_WORKSPACE/<path>
-            run_env.update(TEST_SRCDIR=HERE, TEST_WORKSPACE="tvm_conformance")
+        if lane_bundle:  # as Bazel runs a test: runfiles, XML_OUTPUT_FILE, a temp dir
+            tmp = os.path.join(os.path.dirname(xml), "tmp")
+            os.makedirs(tmp, exist_ok=True)
+            run_env.update(
+                TEST_SRCDIR=HERE,
+                RUNFILES_DIR=HERE,  # what py_test's stub sets; bazel-runfiles reads it
+                TEST_WORKSPACE="tvm_conformance",
+                XML_OUTPUT_FILE=xml,
+                TEST_TMPDIR=tmp,
+                TEST_TARGET=label,
+            )
+            if is_gtest:  # Bazel's test setup points googletest at XML_OUTPUT_FILE the same way
+                run_env["GTEST_OUTPUT"] = f"xml:{xml}"
+        else:
+            argv = argv + ([f"--gtest_output=xml:{xml}"] if is_gtest else [f"--junitxml={xml}"])
+            if is_gtest:  # test_util's Rlocation: $TEST_SRCDIR/$TEST_WORKSPACE/<path>
+                run_env.update(TEST_SRCDIR=HERE, TEST_WORKSPACE="tvm_conformance")
         began = time.time()
         proc = subprocess.run(
             argv,

@@ -7,6 +7,7 @@ config, TVM_TEST_TARGETS is restored at unconfigure), so nothing needs a fresh i
 
 from __future__ import annotations
 
+import dataclasses
 import textwrap
 from collections.abc import Callable
 
@@ -40,3 +41,34 @@ def run_inner(pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch) -> Inn
         )
 
     return run
+
+
+# The reason the `without_gpu` fixture gives cuda: what a GPU-less machine says, marked as faked.
+FAKED_REASON = "the cuda runtime is not enabled in this TVM build (faked: without_gpu)"
+
+
+@pytest.fixture
+def cuda_target() -> tvm_conformance.targets.TargetInfo:
+    """cuda as the plugin sees it on this machine (runnable only where a device exists)."""
+    return tvm_conformance.targets.describe("cuda")
+
+
+@pytest.fixture
+def without_gpu(monkeypatch: pytest.MonkeyPatch) -> str:
+    """Force the no-GPU path on any machine: the plugin sees every GPU target as unrunnable.
+
+    The plugin asks ``tvm_conformance.targets`` (describe, gpu_present) whether a target can
+    run; this replaces those answers for the test's duration, so a GPU machine checks what a
+    GPU-less one does. Returns the reason the faked cuda target gives.
+    """
+    real = tvm_conformance.targets._describe
+
+    def describe(key: str, source: str) -> tvm_conformance.targets.TargetInfo:
+        info = real(key, source)
+        if not info.is_gpu:
+            return info
+        return dataclasses.replace(info, runnable=False, reason=FAKED_REASON)
+
+    monkeypatch.setattr(tvm_conformance.targets, "_describe", describe)
+    monkeypatch.setattr(tvm_conformance.targets, "gpu_present", lambda: False)
+    return FAKED_REASON

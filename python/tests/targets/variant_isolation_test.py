@@ -62,7 +62,7 @@ def test_target_variant_keeps_only_its_target_cases(run_inner, tmp_path: Path) -
     assert found["test_modes[llvm-compiled]"]["exec_mode"] == "compiled"
 
 
-def test_cuda_variant_holds_no_llvm_case(run_inner, tmp_path: Path) -> None:
+def test_cuda_variant_holds_no_llvm_case(run_inner, tmp_path: Path, cuda_target) -> None:
     xml = tmp_path / "cuda.xml"
     result = run_inner(
         MIXED,
@@ -80,8 +80,21 @@ def test_cuda_variant_holds_no_llvm_case(run_inner, tmp_path: Path) -> None:
         "test_upstream[cuda]",
     ]
     assert {props["tvm_target"] for props in found.values()} == {"cuda"}
-    # The codegen case needs no device; the others skip without one, naming cuda.
+    # The codegen case needs no device; the others run on a cuda device, or skip without one.
+    if cuda_target.runnable:
+        result.assert_outcomes(passed=5, deselected=4)
+    else:
+        result.assert_outcomes(passed=1, skipped=4, deselected=4)
+        result.stdout.fnmatch_lines([f"*target 'cuda' cannot run here: {cuda_target.reason}*"])
+
+
+def test_cuda_variant_without_a_device_skips_its_device_cases(
+    run_inner, tmp_path: Path, without_gpu: str
+) -> None:
+    # Forced, so a GPU machine checks the GPU-less outcome too.
+    result = run_inner(MIXED, "--tvm-variant=cuda", "--tvm-target-fallback=none", targets="cuda")
     result.assert_outcomes(passed=1, skipped=4, deselected=4)
+    result.stdout.fnmatch_lines([f"*target 'cuda' cannot run here: {without_gpu}*"])
 
 
 def test_independent_variant_keeps_only_untargeted_cases(run_inner, tmp_path: Path) -> None:
