@@ -640,7 +640,7 @@ def deviation_problems(run: Run, registry: Registry) -> list[str]:
                     f"UNLISTED XFAIL: {where}: its reason {named} (mark it with "
                     f"tvm_conformance.deviations.xfail('<id>')): {case.message[:200]}"
                 )
-            elif not any(registry.lists(dev, label, case.name) for label in _labels_of(target)):
+            elif not registry.lists(dev, target.label, case.name):
                 problems.append(
                     f"MISATTRIBUTED XFAIL: {where} xfails as deviation {dev.id}, which does not "
                     "list this case (tvm_conformance.deviation_registry, its `tests`)"
@@ -651,10 +651,6 @@ def deviation_problems(run: Run, registry: Registry) -> list[str]:
                 "occurs; remove it from the registry (and its xfail mark)"
             )
     return problems
-
-
-def _labels_of(target: TargetResult) -> list[str]:
-    return [target.label]
 
 
 def _is_cuda(label: str, case: Case) -> bool:
