@@ -140,7 +140,7 @@ def _trivial_relax_vms() -> dict[str, Callable[..., object]]:
 def build_cases(scale: float = 1.0) -> list[Case]:
     """Every case and its floor, ready to time; `scale` multiplies the calls per block.
 
-    At scale 1 a block takes about a millisecond on the machines of the README.
+    At scale 1 a block takes about a millisecond on the machines of docs/performance.md.
     """
     import torch
     import tvm

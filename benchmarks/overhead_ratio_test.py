@@ -1,6 +1,6 @@
 """Regression bounds on FFI / VM call overhead, as ratios to floors measured in-process.
 
-Each bound is MAX_FACTOR (3) times the ratio the README reports (REPORTED, from one measured
+Each bound is MAX_FACTOR (3) times the ratio docs/performance.md reports (REPORTED, from one measured
 `./bazelw run //benchmarks:overhead` on a shared 2-core machine). Each case and its floor are
 timed in alternating short blocks and the best block of each side is kept
 (`overhead.measure_case`), so load that slows a case and its floor alike does not fail it,
@@ -22,7 +22,7 @@ import pytest
 
 Key = tuple[str, str]
 
-# (case, floor) -> the ratio the README's benchmark table reports (keep the two in step).
+# (case, floor) -> the ratio docs/performance.md's benchmark table reports (keep the two in step).
 REPORTED: dict[Key, float] = {
     ("tvm_ffi bench.add(1, 2)", "ctypes bench_c_add(1, 2)"): 0.75,
     ("tvm_ffi bench.add(1, 2)", "empty Python call"): 9.67,

@@ -26,7 +26,7 @@ cd "$here"
 # $in by update_lock.sh (pip-compile --generate-hashes); edit $in, not this.
 # pip installs it with --require-hashes --no-deps, so every package is listed here.
 # torch==2.13.0+cpu: the CPU-only wheel. Its hash is the one of the local CPU wheel that this
-# project's machines serve through pip's find-links (see README, "torch").
+# project's machines serve through pip's find-links (see docs/lanes.md, "torch").
 HEADER
   cat "$tools/out.lock"
 } >"$here/$out"
