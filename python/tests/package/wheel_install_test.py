@@ -197,8 +197,9 @@ def test_the_entry_point_is_what_loads_the_plugin(fresh: Path, tmp_path: Path) -
         **UNRELATED,
         "test_unrelated::test_plugin_came_from_the_installed_wheel": FAILED,
     }
-    assert "the tvm_conformance plugin is not loaded" in (
-        results["test_unrelated::test_plugin_came_from_the_installed_wheel"][1]
+    assert (
+        "the tvm_conformance plugin is not loaded"
+        in (results["test_unrelated::test_plugin_came_from_the_installed_wheel"][1])
     )
 
 
