@@ -1,5 +1,7 @@
 """tvm_conformance: checks that a TVM build keeps its runtime-interop contract.
 
-Modules: `runfiles` (find workspace files under Bazel and plain pytest), `pytest_plugin`
-(target/dev fixtures and markers), and the harnesses used by tests under python/tests/.
+Modules: `pytest_plugin` (target/dev fixtures and markers), `testing` (its decorators),
+`legacy` (tvm.testing's removed pytest helpers, by their old names), and the harnesses used by
+tests under python/tests/. The installed wheel (//python:wheel) ships these; `runfiles`,
+`extensions`, `seed_models` and `deploy` work only inside this repo and stay out of it.
 """

@@ -13,8 +13,15 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 import numpy as np
-import torch
 import tvm
+
+try:
+    import torch
+except ImportError as err:  # the package's torch extra: say how to get it
+    raise ImportError(
+        "tvm_conformance.model_import imports PyTorch models and needs torch: "
+        "pip install 'tvm_conformance[torch]' (or install torch)"
+    ) from err
 from tvm import relax
 
 FRONTENDS: tuple[str, ...] = ("exported_program", "fx")

@@ -1,6 +1,14 @@
 """pytest plugin: run TVM tests once per target (seed 002).
 
-Load it with ``-p tvm_conformance.pytest_plugin`` (``tvm_py_test`` does).
+In this repo ``-p tvm_conformance.pytest_plugin`` loads it (pyproject.toml's addopts). Where
+the package is installed (pip, the wheel of ``//python:wheel``) its ``pytest11`` entry point
+loads it in every pytest session, under the same name, so ``-p tvm_conformance.pytest_plugin``
+is then a no-op and ``-p no:tvm_conformance.pytest_plugin`` turns it off. That is safe for
+suites that do not use it: importing it imports no TVM; it only registers options (all
+``--tvm-*``), markers and the ``target``/``dev`` fixtures; it parametrizes a test only when the
+test takes the plugin's own ``target``/``dev`` (a suite's own ``target`` fixture wins and is
+left alone) or parametrizes ``target`` with TVM targets itself; and it changes the environment
+only when given ``--tvm-targets`` or the ``tvm_test_targets`` ini value.
 
 * Fixtures ``target`` (the target as a string, e.g. ``"llvm"``) and ``dev``
   (its ``tvm.runtime.Device``). A test taking either is parametrized over the
@@ -37,6 +45,7 @@ from typing import Any
 import pytest
 
 from tvm_conformance import deviations as _deviations
+from tvm_conformance import legacy as _legacy
 from tvm_conformance import targets as _targets
 from tvm_conformance import testing as _testing
 
@@ -122,6 +131,8 @@ def pytest_configure(config: pytest.Config) -> None:
     """
     for line in _MARKERS:
         config.addinivalue_line("markers", line)
+    for name, text in _legacy.FEATURE_MARKERS.items():
+        config.addinivalue_line("markers", f"{name}: {text}")
     text, source = _target_text(config)
     config.stash[_SOURCE] = (text, source)
     config.stash[_SAVED_ENV] = os.environ.get(_targets.ENV_VAR)
@@ -224,6 +235,21 @@ def _direct_target_parametrize(metafunc: pytest.Metafunc) -> bool:
     return False
 
 
+def _own_target_fixture(metafunc: pytest.Metafunc) -> bool:
+    """True unless a conftest or module overrides ``target`` with a fixture of its own.
+
+    The plugin is active wherever the package is installed (its pytest11 entry point), so a
+    suite with an unrelated ``target`` fixture must keep its own: that suite is left alone.
+    pytest has no public API for the fixture in effect; ``_arg2fixturedefs`` is what other
+    plugins read too, and without it the plugin parametrizes as before.
+    """
+    fixturedefs = getattr(metafunc, "_arg2fixturedefs", {}).get("target")
+    if not fixturedefs:
+        return True
+    func = getattr(fixturedefs[-1], "func", None)
+    return getattr(func, "__module__", __name__) == __name__
+
+
 def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
     """Parametrize ``target`` for tests that take ``target`` or ``dev``.
 
@@ -232,6 +258,8 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
     :func:`pytest_collection_modifyitems`.
     """
     if "target" not in metafunc.fixturenames or _direct_target_parametrize(metafunc):
+        return
+    if not _own_target_fixture(metafunc):
         return
     mark = metafunc.definition.get_closest_marker(_testing.TARGETS_MARK)
     if mark is not None and mark.args:
@@ -362,14 +390,16 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
             for mark in item.iter_markers(_testing.KNOWN_FAILING_MARK):
                 if any(target.matches(n) for n in _targets.iter_names(mark.args)):
                     reason = mark.kwargs.get("reason") or "known failing"
+                    strict = mark.kwargs.get("strict", True)
+                    # strict=None: the ini's xfail_strict decides (legacy.known_failing_targets).
+                    extra = {} if strict is None else {"strict": strict}
                     item.add_marker(
-                        pytest.mark.xfail(
-                            reason=f"{reason} (target {target.id!r})",
-                            strict=mark.kwargs.get("strict", True),
-                        )
+                        pytest.mark.xfail(reason=f"{reason} (target {target.id!r})", **extra)
                     )
         for mark in item.iter_markers(_testing.REQUIRES_MARK):
-            why = _targets.requirement_skip_reason(str(mark.args[0]), selection(config))
+            why = _targets.requirement_skip_reason(
+                str(mark.args[0]), selection(config), mark.kwargs.get("compile_only", False)
+            )
             if why:
                 item.add_marker(pytest.mark.skip(reason=why))
                 break

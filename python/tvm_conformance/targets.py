@@ -308,16 +308,30 @@ def gpu_present() -> bool:
     return False
 
 
-def requirement_skip_reason(kind: str, selection: TargetSelection) -> str:
+def requirement_skip_reason(
+    kind: str, selection: TargetSelection, compile_only: bool = False
+) -> str:
     """Why a ``requires_<kind>`` test cannot run here; "" when it can.
 
     ``gpu`` means any GPU device. Other kinds need their runtime, a device and
     the kind among the session's targets (so the per-target Bazel variants
-    split the work, as TVM's own ``TVM_TEST_TARGETS`` opt-out does).
+    split the work, as TVM's own ``TVM_TEST_TARGETS`` opt-out does). With
+    ``compile_only`` (``support_required="compile-only"``) no runtime or device
+    is needed: TVM must know the target kind, and it must be among the targets.
     """
     if kind == "gpu":
+        if compile_only:
+            return ""
         return "" if gpu_present() else "requires a GPU: no GPU device present"
-    probe = describe(kind, f"requires_{kind}")
+    try:
+        probe = describe(kind, f"requires_{kind}")
+    except TargetSpecError as err:
+        return f"requires {kind}: {err}"
+    if compile_only:
+        if not selection.has_kind(kind):
+            names = ", ".join(t.id for t in selection.active) or "none"
+            return f"requires {kind}: {kind} is not among the session's targets ({names})"
+        return ""
     if not probe.runnable:
         return f"requires {kind}: {probe.reason}"
     if not selection.has_kind(kind):

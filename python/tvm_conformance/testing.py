@@ -60,9 +60,12 @@ def exclude_targets(*targets: Any) -> pytest.MarkDecorator:
 
 
 def known_failing_targets(
-    *targets: Any, reason: str | None = None, strict: bool = True
+    *targets: Any, reason: str | None = None, strict: bool | None = True
 ) -> pytest.MarkDecorator:
-    """Expect the test to fail on these targets (xfail, strict by default)."""
+    """Expect the test to fail on these targets (xfail, strict by default).
+
+    ``strict=None`` leaves strictness to the ini's ``xfail_strict`` (TVM's old behaviour).
+    """
     return getattr(pytest.mark, KNOWN_FAILING_MARK)(
         *_targets.iter_names(targets), reason=reason, strict=strict
     )

@@ -8,6 +8,8 @@
                     the repo's plugin; one variant per TVM target when `targets` is given.
   tvm_exported_module  a file made at build time by a Python script with the pinned venv
                     (e.g. a Relax executable from export_library) for Python and C++ tests.
+  tvm_py_wheel      a pure-Python wheel written from a pyproject.toml and its sources
+                    (write_wheel.py; no build backend, nothing fetched).
 
 Rule loads (native today; rules_cc / rules_python later) live here only, so a move to
 MODULE.bazel or to loaded rules touches this file alone.
@@ -470,3 +472,49 @@ tvm_test_bundle = rule(
         ),
     },
 )
+
+# --- Wheels ---------------------------------------------------------------------------------
+
+_WHEEL_WRITER = "//tools/build_defs:write_wheel.py"
+
+def tvm_py_wheel(name, pyproject, package, version, srcs, visibility = None, **kwargs):
+    """`<package>-<version>-py3-none-any.whl`, written by write_wheel.py.
+
+    The metadata (name, version, dependencies, entry points) and the module list come from
+    `pyproject` alone; `version` only names the output (Bazel needs it before the build), and
+    the writer fails if it differs from the pyproject's, as it does when `srcs` are not exactly
+    the listed modules.
+
+    Args:
+      name: genrule name.
+      pyproject: the pyproject.toml with [project] and [tool.<package>.wheel] modules.
+      package: the import package the sources go into (`tvm_conformance/<file>`).
+      version: the version in the output's file name; must match the pyproject's.
+      srcs: the package's .py files.
+      visibility: visibility of the wheel (the writer stays private).
+      **kwargs: passed to the genrule (e.g. tags).
+    """
+    writer = name + "_writer"
+    native.py_binary(
+        name = writer,
+        srcs = [_WHEEL_WRITER],
+        main = _WHEEL_WRITER,
+        python_version = "PY3",
+        srcs_version = "PY3",
+        visibility = ["//visibility:private"],
+    )
+    native.genrule(
+        name = name,
+        srcs = [pyproject] + srcs,
+        outs = ["%s-%s-py3-none-any.whl" % (package, version)],
+        tools = [":" + writer],
+        cmd = "$(location :%s) --pyproject $(location %s) --package %s --out $@ --expect-name $@ %s" % (
+            writer,
+            pyproject,
+            package,
+            " ".join(["$(location %s)" % src for src in srcs]),
+        ),
+        message = "Writing the %s wheel" % package,
+        visibility = visibility,
+        **kwargs
+    )
