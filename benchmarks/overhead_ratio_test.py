@@ -1,8 +1,8 @@
 """Regression bounds on FFI / VM call overhead, as ratios to floors measured in-process.
 
-Each bound is MAX_FACTOR (3) times the ratio docs/performance.md reports (REPORTED, from one measured
-`./bazelw run //benchmarks:overhead` on a shared 2-core machine). Each case and its floor are
-timed in alternating short blocks and the best block of each side is kept
+Each bound is MAX_FACTOR (3) times the ratio docs/performance.md reports (REPORTED, from one
+measured `./bazelw run //benchmarks:overhead` on a shared 2-core machine). Each case and its
+floor are timed in alternating short blocks and the best block of each side is kept
 (`overhead.measure_case`), so load that slows a case and its floor alike does not fail it,
 while a real regression (an extra copy, a slow path taken per call) does:
 `test_planted_copy_fails_the_check` plants a per-call copy into a case and shows the check
