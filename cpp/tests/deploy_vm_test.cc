@@ -4,18 +4,15 @@
 // (TVM_TEST_TARGETS): llvm runs python/tests/relax/vm_exported_module.so on the
 // CPU; cuda runs python/tests/deploy/mul_add_cuda.so (a fatbin for every
 // architecture in tvm_conformance.deploy.CUDA_ARCHS) on GPU 0, and skips where
-// no GPU is, unless TVM_CONFORMANCE_REQUIRE_GPU=1 (the GPU lane) makes that a
-// failure. Mirrors python/tests/deploy/runtime_only_test.py.
-#include <dlfcn.h>
+// no GPU is, unless TVM_CONFORMANCE_REQUIRE_GPU=1 (the GPU runner config) makes
+// that a failure. Mirrors python/tests/deploy/runtime_only_test.py.
 #include <dlpack/dlpack.h>
 #include <gtest/gtest.h>
-#include <link.h>
 #include <tvm/ffi/container/shape.h>
 #include <tvm/ffi/container/tensor.h>
 #include <tvm/ffi/extra/module.h>
 #include <tvm/ffi/function.h>
 
-#include <climits>
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
@@ -31,68 +28,13 @@ namespace ffi = tvm::ffi;
 using tvm_conformance::testing::RequireFunction;
 using tvm_conformance::testing::RequireGlobal;
 using tvm_conformance::testing::Rlocation;
+using tvm_conformance::testing::VariantDevice;
+using tvm_conformance::testing::VariantTarget;
 
 constexpr int kPooledAllocator = 2;
-// runtime.GetDeviceAttr's kind for "does this device exist".
-constexpr int kDeviceExist = 0;
-
-std::string Target() {
-  const char* targets = std::getenv("TVM_TEST_TARGETS");
-  return targets == nullptr ? "llvm" : targets;
-}
-
-bool GpuRequired() {
-  const char* value = std::getenv("TVM_CONFORMANCE_REQUIRE_GPU");
-  return value != nullptr && std::string(value) == "1";
-}
-
-// The directory of the loaded libtvm_runtime.so (its CUDA sidecar lives there).
-std::string RuntimeDirectory() {
-  std::string found;
-  dl_iterate_phdr(
-      [](dl_phdr_info* info, size_t, void* data) {
-        std::string name = info->dlpi_name == nullptr ? "" : info->dlpi_name;
-        const std::string lib = "/libtvm_runtime.so";
-        if (name.size() >= lib.size() &&
-            name.compare(name.size() - lib.size(), lib.size(), lib) == 0) {
-          char resolved[PATH_MAX];
-          if (realpath(name.c_str(), resolved) != nullptr) name = resolved;
-          *static_cast<std::string*>(data) = name.substr(0, name.rfind('/'));
-          return 1;
-        }
-        return 0;
-      },
-      &found);
-  return found;
-}
-
-// Loads TVM's CUDA runtime (libtvm_runtime_cuda.so, beside libtvm_runtime.so)
-// as a deployed program must; "" when loaded, else why not.
-std::string LoadCudaRuntime() {
-  if (ffi::Function::GetGlobal("device_api.cuda").has_value()) return "";
-  std::string path = RuntimeDirectory() + "/libtvm_runtime_cuda.so";
-  if (dlopen(path.c_str(), RTLD_NOW | RTLD_GLOBAL) == nullptr) {
-    return std::string("the CUDA runtime does not load: ") + dlerror();
-  }
-  return "";
-}
-
-// The device of this variant; sets `why_not` when it cannot run here.
-DLDevice VariantDevice(std::string* why_not) {
-  if (Target() != "cuda") return DLDevice{kDLCPU, 0};
-  *why_not = LoadCudaRuntime();
-  if (why_not->empty()) {
-    int exists = RequireGlobal("runtime.GetDeviceAttr")(
-                     static_cast<int>(kDLCUDA), 0, kDeviceExist)
-                     .cast<int>();
-    if (!exists) *why_not = "no CUDA device present";
-  }
-  return DLDevice{kDLCUDA, 0};
-}
-
 std::string Artefact() {
-  return Target() == "cuda" ? "python/tests/deploy/mul_add_cuda.so"
-                            : "python/tests/relax/vm_exported_module.so";
+  return VariantTarget() == "cuda" ? "python/tests/deploy/mul_add_cuda.so"
+                                   : "python/tests/relax/vm_exported_module.so";
 }
 
 // A float32 tensor on `device` holding `values`, through the runtime's globals.
@@ -141,14 +83,7 @@ class DeployVm : public ::testing::Test {
   void SetUp() override {
     std::string why_not;
     device_ = VariantDevice(&why_not);
-    if (!why_not.empty()) {
-      if (GpuRequired()) {
-        FAIL() << "GPU lane (TVM_CONFORMANCE_REQUIRE_GPU=1): target "
-               << Target() << " cannot run here: " << why_not;
-      }
-      GTEST_SKIP() << "target '" << Target()
-                   << "' cannot run here: " << why_not;
-    }
+    TVM_CONFORMANCE_SKIP_UNLESS_RUNNABLE(why_not);
   }
 
   ffi::Function LoadMain() {

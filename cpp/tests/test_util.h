@@ -2,6 +2,7 @@
 #ifndef TVM_CONFORMANCE_CPP_TESTS_TEST_UTIL_H_
 #define TVM_CONFORMANCE_CPP_TESTS_TEST_UTIL_H_
 
+#include <dlpack/dlpack.h>
 #include <gtest/gtest.h>
 #include <tvm/ffi/error.h>
 #include <tvm/ffi/extra/module.h>
@@ -27,8 +28,39 @@ tvm::ffi::Function RequireGlobal(const std::string& name);
 tvm::ffi::Function RequireFunction(const tvm::ffi::Module& module,
                                    const std::string& name);
 
+// The target of this test variant: $TVM_TEST_TARGETS ("llvm" when unset), as
+// tvm_cc_test sets it for `<name>_<target>`.
+std::string VariantTarget();
+
+// Whether the GPU runner config (--config=cuda_gpu) is on: it sets
+// TVM_CONFORMANCE_REQUIRE_GPU=1, and a case that cannot run then fails.
+bool GpuRequired();
+
+// The device of this variant, for a test linked with libtvm_runtime.so. Sets
+// `why_not` when it cannot run here. For cuda, TVM's CUDA runtime
+// (libtvm_runtime_cuda.so, beside the loaded libtvm_runtime.so) is loaded as a
+// deployed program must, and device 0 must exist.
+DLDevice VariantDevice(std::string* why_not);
+
 }  // namespace testing
 }  // namespace tvm_conformance
+
+// In a test body or SetUp: when `why_not` (from VariantDevice) is set, skips
+// the case naming why, or fails it under the GPU runner config, where a cuda
+// case must never pass by skipping.
+#define TVM_CONFORMANCE_SKIP_UNLESS_RUNNABLE(why_not)                      \
+  do {                                                                     \
+    if (!(why_not).empty()) {                                              \
+      if (::tvm_conformance::testing::GpuRequired()) {                     \
+        FAIL() << "GPU runner config (TVM_CONFORMANCE_REQUIRE_GPU=1): "    \
+               << "target " << ::tvm_conformance::testing::VariantTarget() \
+               << " cannot run here: " << (why_not);                       \
+      }                                                                    \
+      GTEST_SKIP() << "target '"                                           \
+                   << ::tvm_conformance::testing::VariantTarget()          \
+                   << "' cannot run here: " << (why_not);                  \
+    }                                                                      \
+  } while (false)
 
 // Asserts that `stmt` throws a tvm::ffi::Error of kind `expected_kind` (e.g.
 // "ValueError") whose message contains `expected_substr`.

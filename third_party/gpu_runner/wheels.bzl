@@ -5,6 +5,8 @@ Each line is downloaded with `python3 -m pip download --only-binary=:all: --no-d
 sha256 is compared with the lock. The repository exposes `:wheels` (all files).
 """
 
+load("//tools/config:lanes.bzl", "LANES", "RUNNER_PYTHONS", "lane_lock")
+
 def _lock_lines(text):
     lines = []
     for raw in text.splitlines():
@@ -68,12 +70,6 @@ gpu_runner_wheels = repository_rule(
 # What the lane bundle carries as wheels (compiled per CPython, so the runner's own version):
 # tvm-ffi (the lane's), and ml_dtypes, which TVM's compiler package imports.
 LANE_WHEEL_PACKAGES = ["apache-tvm-ffi", "ml-dtypes"]
-LANE_LOCKS = {
-    "default": "//third_party/python:requirements.lock",
-    "ffi_next": "//third_party/python:lanes/ffi_next.lock",
-    "tvm_prev": "//third_party/python:lanes/tvm_prev.lock",
-}
-RUNNER_PYTHONS = {"cp310": "3.10", "cp311": "3.11", "cp312": "3.12"}
 
 def _locked(text, package):
     """(version, [sha256]) of `package` in a pip-compile --generate-hashes lock."""
@@ -145,11 +141,11 @@ lane_runner_wheels = repository_rule(
 
 def lane_runner_wheel_repositories():
     """`@lane_wheels_<lane>_<cpXY>` for every lane and runner Python (fetched when selected)."""
-    for lane, lock in LANE_LOCKS.items():
+    for lane in LANES:
         for tag, version in RUNNER_PYTHONS.items():
             lane_runner_wheels(
                 name = "lane_wheels_%s_%s" % (lane, tag),
-                lock = lock,
+                lock = lane_lock(lane),
                 python = version,
                 packages = LANE_WHEEL_PACKAGES,
             )

@@ -146,9 +146,9 @@ python_venv = repository_rule(
         "lane": attr.string(default = "default", doc = "The lane's name (--config=<lane>), recorded in the venv."),
         "python": attr.string(default = "python3", doc = "Host interpreter looked up on PATH."),
         "timeout": attr.int(default = 1800, doc = "Seconds pip may take (torch is large)."),
-        "_build_template": attr.label(default = "//third_party/python:BUILD.venv.tpl"),
-        "_scrub": attr.label(default = "//third_party/python:scrub_venv.py"),
-        "_tool": attr.label(default = "//third_party/python:venv_tool.py"),
+        "_build_template": attr.label(default = Label("//third_party/python:BUILD.venv.tpl")),
+        "_scrub": attr.label(default = Label("//third_party/python:scrub_venv.py")),
+        "_tool": attr.label(default = Label("//third_party/python:venv_tool.py")),
     },
     # Host-dependent (the venv links the host's python3): `bazel sync --configure` re-runs it.
     configure = True,

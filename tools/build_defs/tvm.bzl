@@ -15,6 +15,14 @@ Rule loads (native today; rules_cc / rules_python later) live here only, so a mo
 MODULE.bazel or to loaded rules touches this file alone.
 """
 
+# Labels of the kit are written `_kit("//...")`: a plain string label in a macro resolves against
+# the workspace that calls it, so another workspace loading this file (examples/downstream)
+# would look for //tools/config etc. in its own tree. Label() resolves in this file's repository:
+# the main one in the kit (where the strings stay exactly as before, and so the cache keys),
+# @tvm_conformance elsewhere.
+def _kit(label):
+    return str(Label(label))
+
 # Warnings on for our own C++; tvm-ffi headers are clean with these.
 TVM_DEFAULT_COPTS = [
     "-Wall",
@@ -27,30 +35,48 @@ TVM_DEFAULT_COPTS = [
 # libtvm_runtime.so (from the wheel) and googletest are not; .bazelrc sets the runtime options
 # that this needs. -O1 and frame pointers give readable stacks at a modest cost.
 _SANITIZER_COPTS = select({
-    "//tools/config:asan_enabled": ["-fsanitize=address", "-fno-omit-frame-pointer", "-O1", "-g"],
+    _kit("//tools/config:asan_enabled"): ["-fsanitize=address", "-fno-omit-frame-pointer", "-O1", "-g"],
     "//conditions:default": [],
 }) + select({
     # Stop at the first finding, so a report fails the test instead of scrolling past.
-    "//tools/config:ubsan_enabled": ["-fsanitize=undefined", "-fno-sanitize-recover=all", "-g"],
+    _kit("//tools/config:ubsan_enabled"): ["-fsanitize=undefined", "-fno-sanitize-recover=all", "-g"],
     "//conditions:default": [],
 })
 _SANITIZER_LINKOPTS = select({
-    "//tools/config:asan_enabled": ["-fsanitize=address"],
+    _kit("//tools/config:asan_enabled"): ["-fsanitize=address"],
     "//conditions:default": [],
 }) + select({
-    "//tools/config:ubsan_enabled": ["-fsanitize=undefined"],
+    _kit("//tools/config:ubsan_enabled"): ["-fsanitize=undefined"],
     "//conditions:default": [],
 })
 
-_TVM_FFI = "//third_party/python:tvm_ffi"
-_TVM_RUNTIME = "//third_party/python:tvm_runtime"
-_GTEST_MAIN = "@googletest//:gtest_main"
-_PYTEST_RUNNER = "//tools/testing:pytest_runner.py"
-_PYTEST_CONFIG = "//:pyproject.toml"
-_CONFORMANCE_LIB = "//python/tvm_conformance"
+_TVM_FFI = _kit("//third_party/python:tvm_ffi")
+_TVM_RUNTIME = _kit("//third_party/python:tvm_runtime")
+_GTEST_MAIN = _kit("@googletest//:gtest_main")
+_PYTEST_RUNNER = _kit("//tools/testing:pytest_runner.py")
+_PYTEST_CONFIG = _kit("//:pyproject.toml")
+_CONFORMANCE_LIB = _kit("//python/tvm_conformance")
 
-# What the GPU lane (--config=cuda_gpu) adds to a cuda variant: pytest's flag, and the gtests'
-# environment (they have no plugin). The lane bundle's manifest records these too, so its
+# pytest finds pyproject.toml above the test files, which holds in the kit's own runfiles. From
+# another workspace the test files sit in that workspace's runfiles directory, beside the kit's,
+# so the config is named explicitly, and the test's own workspace (the working directory) stays
+# pytest's rootdir, so case ids read as in the kit. Nothing is added in the kit itself.
+_IN_THE_KIT = Label("//:pyproject.toml").workspace_name == ""
+_PYTEST_CONFIG_ARGS = [] if _IN_THE_KIT else [
+    "-c",
+    "$(rootpath %s)" % _PYTEST_CONFIG,
+    "--rootdir=.",
+]
+
+# From another workspace the kit's files sit in runfiles under tvm_conformance/, the name of the
+# kit's Python package too. Bazel's default (legacy_create_init) writes an __init__.py there,
+# which makes that directory shadow the real package (python/tvm_conformance). Without those
+# generated files the runfiles directory is only a namespace and the package wins. The kit's own
+# tests keep the default, under which they were written.
+_PY_TEST_INIT_ARGS = {} if _IN_THE_KIT else {"legacy_create_init": False}
+
+# What the GPU runner config (--config=cuda_gpu) adds to a cuda variant: pytest's flag, and the
+# gtests' environment (they have no plugin). The bundles' manifests record these too, so their
 # run.sh turns the requirement on and off exactly as the config does.
 _REQUIRE_GPU_PYTEST_ARGS = ["--tvm-require-gpu"]
 _REQUIRE_GPU_ENV = {"TVM_CONFORMANCE_REQUIRE_GPU": "1"}
@@ -67,27 +93,33 @@ _TARGETS = {
         compatible_with = [],
         pytest_args = [],
         data = [],
-        gpu_lane_env = False,
+        gpu_runner_env = False,
+        exec_properties = {},
     ),
     "cuda": struct(
         tags = ["gpu", "requires-gpu"],
         compatible_with = select({
-            "//tools/config:cuda_enabled": [],
-            "//conditions:default": ["//tools/config:incompatible"],
+            _kit("//tools/config:cuda_enabled"): [],
+            "//conditions:default": [_kit("//tools/config:incompatible")],
         }),
         # Without a device, cases skip with a reason instead of falling back to llvm (seed 002's
         # plain-pytest default), which would rerun the llvm variant under a cuda name. In the
-        # GPU lane (--config=cuda_gpu) such a skip fails the case.
+        # GPU runner config (--config=cuda_gpu) such a skip fails the case.
         pytest_args = ["--tvm-target-fallback=none"] + select({
-            "//tools/config:require_gpu_enabled": _REQUIRE_GPU_PYTEST_ARGS,
+            _kit("//tools/config:require_gpu_enabled"): _REQUIRE_GPU_PYTEST_ARGS,
             "//conditions:default": [],
         }),
         # What the GPU probe found is an input of every cuda test action, so a result recorded
         # without a GPU never satisfies a GPU runner through a disk or remote cache.
-        data = ["@gpu_detect//:gpu_presence"],
-        # gtests have no plugin: in the GPU lane they get TVM_CONFORMANCE_REQUIRE_GPU=1, and
-        # a case that cannot run fails instead of skipping (GTEST_SKIP).
-        gpu_lane_env = True,
+        data = [_kit("@gpu_detect//:gpu_presence")],
+        # gtests have no plugin: under the GPU runner config they get
+        # TVM_CONFORMANCE_REQUIRE_GPU=1, and a case that cannot run fails instead of skipping.
+        gpu_runner_env = True,
+        # On a remote executor (--config=remote_exec), the platform property that routes an
+        # action to a pool of GPU workers: Buildbarn, BuildGrid, EngFlow and BuildBuddy match
+        # `Pool` against their workers' pools; a single-pool executor (the loopback one of
+        # tools/remote_exec) runs it with the rest, and its cases skip as they do locally.
+        exec_properties = {"Pool": "gpu"},
     ),
 }
 
@@ -101,21 +133,21 @@ def _target_settings(target):
     return _TARGETS[target]
 
 def _cc_target_env(env, target, settings):
-    """A gtest variant's environment: `env`, TVM_TEST_TARGETS, and the GPU lane's flag."""
+    """A gtest variant's environment: `env`, TVM_TEST_TARGETS, and the GPU runner config's flag."""
     merged = dict(env, TVM_TEST_TARGETS = target)
-    if not settings.gpu_lane_env:
+    if not settings.gpu_runner_env:
         return merged
     return select({
-        "//tools/config:require_gpu_enabled": dict(merged, **_REQUIRE_GPU_ENV),
+        _kit("//tools/config:require_gpu_enabled"): dict(merged, **_REQUIRE_GPU_ENV),
         "//conditions:default": merged,
     })
 
-# The GPU-lane variants are packed by //tools/gpu_runner:lane_bundle, so that package sees them.
-_LANE_BUNDLE_PACKAGE = "//tools/gpu_runner:__pkg__"
+# The GPU variants are packed by //tools/gpu_runner:lane_bundle, so that package sees them.
+_LANE_BUNDLE_PACKAGE = _kit("//tools/gpu_runner:__pkg__")
 
 def _with_bundle_visibility(common, settings):
     """`common` (a variant's attributes), visible to the lane bundle if it is a GPU variant."""
-    if not settings.gpu_lane_env:
+    if not settings.gpu_runner_env:
         return common
     visibility = common.get("visibility", ["//visibility:private"])
     if "//visibility:public" in visibility or _LANE_BUNDLE_PACKAGE in visibility:
@@ -182,7 +214,7 @@ def tvm_cc_test(name, srcs, deps = [], data = [], copts = [], linkopts = [], env
       env: environment of the test.
       targets: None for a target-independent test, or TVM targets (e.g. ["llvm", "cuda"]):
         one variant each, with TVM_TEST_TARGETS set (and TVM_CONFORMANCE_REQUIRE_GPU=1 in
-        the GPU lane, for cuda).
+        the GPU runner config, for cuda).
       target_data: {target: [files]}: runtime files of one variant only (its artefacts).
       tags: extra tags.
       **kwargs: passed to cc_test.
@@ -205,6 +237,7 @@ def tvm_cc_test(name, srcs, deps = [], data = [], copts = [], linkopts = [], env
             env = _cc_target_env(env, target, settings),
             tags = tags + settings.tags + ["tvm_" + target],
             target_compatible_with = settings.compatible_with,
+            exec_properties = settings.exec_properties,
             data = data + target_data.get(target, []) + settings.data,
             **_with_bundle_visibility(common, settings)
         )
@@ -253,7 +286,7 @@ def tvm_py_test(
       **kwargs: passed to py_test.
     """
     _package_suites()
-    files = ["$(rootpath %s)" % src for src in srcs]
+    files = _PYTEST_CONFIG_ARGS + ["$(rootpath %s)" % src for src in srcs]
     common = dict(
         srcs = srcs + [_PYTEST_RUNNER],
         main = _PYTEST_RUNNER,
@@ -261,7 +294,7 @@ def tvm_py_test(
         python_version = "PY3",
         srcs_version = "PY3",
         size = size,
-        **kwargs
+        **dict(_PY_TEST_INIT_ARGS, **kwargs)
     )
 
     # A package's conftest.py (shared fixtures) goes with every test of the package, as pytest
@@ -304,13 +337,14 @@ def tvm_py_test(
             env = dict(env, TVM_TEST_TARGETS = target),
             tags = tags + settings.tags + ["tvm_" + target],
             target_compatible_with = settings.compatible_with,
+            exec_properties = settings.exec_properties,
             **_with_bundle_visibility(common, settings)
         )
     native.test_suite(name = name, tests = [":" + v for v in variants])
 
 # The build-time libcuda.so.1 stand-in that lets TVM's CUDA runtime load where no driver is, so
 # the cuda export step compiles device code (third_party/cuda_stub/cuda_stub.c).
-_CUDA_DRIVER_STUB = "//third_party/cuda_stub:libcuda.so.1"
+_CUDA_DRIVER_STUB = _kit("//third_party/cuda_stub:libcuda.so.1")
 
 def tvm_exported_module(name, script, out = None, args = [], srcs = [], deps = [], target = "llvm", visibility = None, **kwargs):
     """A build-time artefact written by `script` run with the venv's Python.
@@ -368,7 +402,8 @@ def tvm_exported_module(name, script, out = None, args = [], srcs = [], deps = [
 TvmTestInfo = provider(
     doc = "How Bazel runs one test target, for running it elsewhere (tvm_test_bundle).",
     fields = {
-        "record": "struct: label, kind (py/cc), target, argv (after the interpreter), env, gpu_lane",
+        "record": "struct: label, kind (py/cc), target, argv (after the interpreter), env, " +
+                  "gpu_runner_config",
         "files": "depset of the test's own runfiles (this workspace only: no venv, no toolchain)",
     },
 )
@@ -387,11 +422,11 @@ def _test_manifest_aspect_impl(target, ctx):
     for tag in rule.attr.tags:
         if tag.startswith("tvm_") and tag[len("tvm_"):] in _TARGETS:
             variant = tag[len("tvm_"):]
-    gpu_lane = variant != "" and _TARGETS[variant].gpu_lane_env
+    gpu_runner_config = variant != "" and _TARGETS[variant].gpu_runner_env
 
     # The lane's own additions are recorded apart (and dropped here, should the bundle be built
     # under --config=cuda_gpu), so the runner adds them exactly when its GPU requirement is on.
-    if gpu_lane:
+    if gpu_runner_config:
         args = [a for a in args if a not in _REQUIRE_GPU_PYTEST_ARGS]
         env = {k: v for k, v in env.items() if k not in _REQUIRE_GPU_ENV}
     if rule.kind == "py_test":
@@ -405,10 +440,10 @@ def _test_manifest_aspect_impl(target, ctx):
         target = variant,
         argv = argv,
         env = env,
-        gpu_lane = struct(
+        gpu_runner_config = struct(
             pytest_args = _REQUIRE_GPU_PYTEST_ARGS if rule.kind == "py_test" else [],
             env = _REQUIRE_GPU_ENV if rule.kind == "cc_test" else {},
-        ) if gpu_lane else None,
+        ) if gpu_runner_config else None,
     )
     files = _main_repo(target[DefaultInfo].default_runfiles.files.to_list())
     if rule.kind == "py_test":  # Bazel's launcher stub: the runner starts the main itself
@@ -466,7 +501,7 @@ tvm_test_bundle = rule(
         "max_bytes": attr.int(mandatory = True),
         "out": attr.output(mandatory = True),
         "_packer": attr.label(
-            default = "//tools/gpu_runner:make_bundle",
+            default = Label("//tools/gpu_runner:make_bundle"),
             executable = True,
             cfg = "exec",
         ),
@@ -475,7 +510,7 @@ tvm_test_bundle = rule(
 
 # --- Wheels ---------------------------------------------------------------------------------
 
-_WHEEL_WRITER = "//tools/build_defs:write_wheel.py"
+_WHEEL_WRITER = _kit("//tools/build_defs:write_wheel.py")
 
 def tvm_py_wheel(name, pyproject, package, version, srcs, visibility = None, **kwargs):
     """`<package>-<version>-py3-none-any.whl`, written by write_wheel.py.

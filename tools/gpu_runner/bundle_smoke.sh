@@ -10,8 +10,9 @@
 #      must fail as on a GPU-less machine, so a GPU machine checks that path too.
 # "A GPU" is decided as third_party/gpu/gpu_detect.bzl decides it: TVM_CONFORMANCE_GPU=0 / 1
 # forces absent / present (0 also hides the device from the runs), else nvidia-smi must list
-# one. Works for //tools/gpu_runner:bundle (.tar.gz) and :lane_bundle (.tar.xz, whose
-# tests.json names every `_cuda` target: checked against `bazel query` when ./bazelw is here).
+# one. Works for //tools/gpu_runner:bundle (.tar.gz, the deployment tests) and :lane_bundle
+# (.tar.xz, whose tests.json names every `_cuda` target: checked against `bazel query` when
+# ./bazelw is here).
 #   tools/gpu_runner/bundle_smoke.sh [BUNDLE] [PYTHON]
 set -euo pipefail
 bundle=$(realpath "${1:-bazel-bin/tools/gpu_runner/gpu_runner_bundle.tar.gz}")
@@ -36,7 +37,8 @@ esac
 echo "GPU: $gpu"
 
 manifest="$scratch/gpu_runner/tests.json"
-if [ -f "$manifest" ] && [ -x "$repo/bazelw" ]; then
+[ -f "$manifest" ] || { echo "FAIL: the bundle has no tests.json (the build writes it)"; exit 1; }
+if [[ "$bundle" == *.tar.xz ]] && [ -x "$repo/bazelw" ]; then
   # The lane bundle carries every `_cuda` test of the suite: the same set bazel query finds.
   (cd "$repo" && ./bazelw query \
     'attr(tags, "\btvm_cuda\b", tests(//python/... + //cpp/... + //benchmarks/... + //tools/...))' \

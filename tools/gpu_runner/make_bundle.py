@@ -1,11 +1,10 @@
 """Build step: pack a GPU-runner bundle (one archive) from built artefacts and the venv's TVM.
 
-Run by //tools/gpu_runner:bundle (a `tvm_exported_module` genrule, --config=cuda) as
+Run by the `tvm_test_bundle` rules //tools/gpu_runner:bundle and :lane_bundle as
 
-    make_bundle --top FILE ... --ws FILE ... --wheel FILE ... OUT.tar.gz
+    make_bundle @PARAMFILE   (--top FILE ... --ws FILE ... --wheel FILE ... --manifest
+                              tests.json --compiler|--runtime-only --max-bytes N OUT)
 
-and by //tools/gpu_runner:lane_bundle (a `tvm_test_bundle` rule) with `@PARAMFILE` holding
-the same plus `--manifest tests.json --compiler --max-bytes N OUT.tar.xz`
 (--top: at the top of the bundle; --ws: workspace files, source or built, kept at their
 workspace path under `tvm_conformance/`; --wheel: under `wheels/`; --manifest: the tests and
 how to run them, as `tests.json`; --compiler: TVM with libtvm_compiler.so and the pure-Python
@@ -39,8 +38,9 @@ TVM_COMPILER_DROP_DIRS = {"3rdparty", "include", "src", "web", "cmake", "license
 # pytest and what it imports, copied from the build's venv (pure Python).
 PYTEST_PACKAGES = ("pytest", "_pytest", "pluggy", "iniconfig", "packaging", "pygments", "py")
 PYTEST_MODULES = ("typing_extensions",)
-# With --compiler: tvm_conformance.runfiles resolves data with bazel-runfiles (pure Python).
-COMPILER_PACKAGES = ("runfiles",)
+# tvm_conformance.runfiles resolves data with bazel-runfiles (pure Python): run_bundle.py runs
+# each test with runfiles as Bazel does.
+RUNFILES_PACKAGES = ("runfiles",)
 # With --compiler, of pygments' 500 lexers only those pytest imports (it highlights Python
 # source and diffs); the rest is 0.7 MB of the lane bundle's xz budget.
 PYGMENTS_LEXERS = {"__init__.py", "_mapping.py", "diff.py", "python.py"}
@@ -186,7 +186,7 @@ def main() -> None:
         parser.error("the last argument must be the output archive")
     output = argv.pop()  # last, as the genrule passes it; the lists before take any count
     args = parser.parse_args(argv)
-    entries = tvm_files(args.compiler) + pytest_files(COMPILER_PACKAGES if args.compiler else ())
+    entries = tvm_files(args.compiler) + pytest_files(RUNFILES_PACKAGES)
     # The lane venv's record (lane, TVM wheel and sha256): run_bundle.py labels its runs by it.
     record = Path(sys.prefix) / "tvm_conformance_venv.json"
     if record.is_file():

@@ -2,15 +2,15 @@
 
 On a machine with Python 3.10-3.12, numpy, torch and a GPU driver (nothing else: no Bazel, no
 TVM, no network), `run.sh` unpacks the tvm-ffi wheel of this interpreter into `.site/`, then runs
-each test the way its Bazel target does, with TVM in runtime-only form:
+each test the way its Bazel target does. The tests, with each one's argv and env, come from the
+bundle's `tests.json`, which the build (tvm_test_bundle) writes from the targets as the macros
+made them, so the runner cannot drift from Bazel:
 
-  python tests  //python/tests/deploy:runtime_only_test_{llvm,cuda}, :runtime_only_api_test,
-                :elf_deps_test (pytest with the repo's plugin and pyproject.toml)
-  C++ tests     //cpp/tests:deploy_vm_test_{llvm,cuda}, :vm_exported_module_test (gtest)
-
-A lane bundle (//tools/gpu_runner:lane_bundle) carries `tests.json` instead: every `_cuda`
-test of the suite with the argv and env its Bazel target has (written by the build from the
-same macro data), run with the full TVM (compiler included) and the lane's one tvm-ffi wheel.
+  //tools/gpu_runner:bundle       the deployment tests (//python/tests/deploy:runtime_only_test_*,
+                                  :runtime_only_api_test, :elf_deps_test, //cpp/tests:
+                                  deploy_vm_test_*, :vm_exported_module_test), TVM runtime-only;
+  //tools/gpu_runner:lane_bundle  every `_cuda` test of the suite, with the full TVM (compiler
+                                  included) and the lane's one tvm-ffi wheel.
 
 Results go to `--out` (default `results/<UTC start>-gpu_runner/`) in the layout of a
 `./bazelw test` run archive (build_events.json, tests/<pkg>/<name>/test.xml, run.json), so
@@ -37,7 +37,7 @@ WORKSPACE = os.path.join(HERE, "tvm_conformance")
 PY_TAG = f"cp{sys.version_info[0]}{sys.version_info[1]}"
 # The venv record of the lane the bundle was built in (make_bundle.py): its identity.
 VENV_RECORD = os.path.join(HERE, "tvm_conformance_venv.json")
-# A lane bundle's tests: label, kind, argv, env and the GPU lane's additions per test.
+# The bundle's tests: label, kind, argv, env and the GPU runner config's additions per test.
 MANIFEST = os.path.join(HERE, "tests.json")
 sys.path.insert(0, os.path.join(WORKSPACE, "tools", "testing"))
 import results  # noqa: E402  (the bundle's copy: standard library only)
@@ -92,7 +92,7 @@ def site_dir() -> str:
 
 
 def manifest_tests(manifest: dict, require_gpu: bool) -> list:
-    """(label, argv, extra env) of a lane bundle's tests, from the build's manifest.
+    """(label, argv, extra env) of the bundle's tests, from the build's manifest.
 
     Each target's args are shell-split as Bazel splits them; a py_test runs its main
     (tools/testing/pytest_runner.py) with this interpreter, a cc_test its binary. The GPU
@@ -104,11 +104,11 @@ def manifest_tests(manifest: dict, require_gpu: bool) -> list:
         main, *args = test["argv"]
         argv = [a for arg in args for a in shlex.split(arg)]
         env = dict(test["env"])
-        lane = test.get("gpu_lane")
-        if lane and require_gpu:
-            argv += lane["pytest_args"]
-            env.update(lane["env"])
-        elif lane and test["kind"] == "cc":
+        gpu_config = test.get("gpu_runner_config")
+        if gpu_config and require_gpu:
+            argv += gpu_config["pytest_args"]
+            env.update(gpu_config["env"])
+        elif gpu_config and test["kind"] == "cc":
             env["TVM_CONFORMANCE_REQUIRE_GPU"] = "0"
         if test["kind"] == "py":
             argv = [sys.executable, os.path.join(WORKSPACE, main), *argv]
@@ -119,62 +119,11 @@ def manifest_tests(manifest: dict, require_gpu: bool) -> list:
 
 
 def tests(require_gpu: bool) -> list:
-    """(label, argv, extra env) of every test, as its Bazel target runs it."""
-    if os.path.isfile(MANIFEST):
-        with open(MANIFEST, encoding="utf-8") as stream:
-            return manifest_tests(json.load(stream), require_gpu)
-    pytest = [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-q"]
-    deploy = "python/tests/deploy"
-    gpu = ["--tvm-require-gpu"] if require_gpu else []
-    gpu_env = {"TVM_CONFORMANCE_REQUIRE_GPU": "1" if require_gpu else "0"}
-    variant = ["--tvm-independent-cases=error"]
-    binary = os.path.join(WORKSPACE, "cpp", "tests")
-    return [
-        (
-            "//python/tests/deploy:runtime_only_test_llvm",
-            pytest + ["--tvm-variant=llvm", *variant, f"{deploy}/runtime_only_test.py"],
-            {"TVM_TEST_TARGETS": "llvm"},
-        ),
-        (
-            "//python/tests/deploy:runtime_only_test_cuda",
-            pytest
-            + [
-                "--tvm-variant=cuda",
-                *variant,
-                "--tvm-target-fallback=none",
-                *gpu,
-                f"{deploy}/runtime_only_test.py",
-            ],
-            {"TVM_TEST_TARGETS": "cuda"},
-        ),
-        # Target-independent: an explicit list, as Bazel's `_independent` variants, so the
-        # plugin does not ask tvm.testing (which needs ml_dtypes) for TVM's default list.
-        (
-            "//python/tests/deploy:runtime_only_api_test",
-            pytest + [f"{deploy}/runtime_only_api_test.py"],
-            {"TVM_TEST_TARGETS": "llvm"},
-        ),
-        (
-            "//python/tests/deploy:elf_deps_test",
-            pytest + [f"{deploy}/elf_deps_test.py"],
-            {"TVM_TEST_TARGETS": "llvm"},
-        ),
-        (
-            "//cpp/tests:deploy_vm_test_llvm",
-            [os.path.join(binary, "deploy_vm_test_llvm")],
-            {"TVM_TEST_TARGETS": "llvm"},
-        ),
-        (
-            "//cpp/tests:deploy_vm_test_cuda",
-            [os.path.join(binary, "deploy_vm_test_cuda")],
-            dict(gpu_env, TVM_TEST_TARGETS="cuda"),
-        ),
-        (
-            "//cpp/tests:vm_exported_module_test",
-            [os.path.join(binary, "vm_exported_module_test")],
-            {},
-        ),
-    ]
+    """(label, argv, extra env) of every test, as its Bazel target runs it (tests.json)."""
+    if not os.path.isfile(MANIFEST):
+        sys.exit(f"run.sh: {MANIFEST} is missing; this bundle is incomplete (rebuild it)")
+    with open(MANIFEST, encoding="utf-8") as stream:
+        return manifest_tests(json.load(stream), require_gpu)
 
 
 def xml_path(out: str, label: str) -> str:
@@ -226,14 +175,15 @@ def main() -> int:
     base_env = dict(os.environ)
     for key in ("TEST_SRCDIR", "RUNFILES_DIR", "RUNFILES_MANIFEST_FILE", "PYTHONHOME"):
         base_env.pop(key, None)
-    lane_bundle = os.path.isfile(MANIFEST)
-    if not lane_bundle:  # the small bundle's TVM has no compiler; a lane bundle's tests say
+    if not os.path.isfile(os.path.join(tvm_lib, "libtvm_compiler.so")):
+        # The deployment bundle's TVM has no compiler: every process loads the runtime alone.
         base_env["TVM_USE_RUNTIME_LIB"] = "1"
     base_env.update(
         # python/: tvm_conformance, which pytest_runner.py imports before pytest reads
         # pyproject.toml (under Bazel: the py_library's `imports`).
-        PYTHONPATH=os.pathsep.join([site, os.path.join(HERE, "pylib")])
-        + (os.pathsep + os.path.join(WORKSPACE, "python") if lane_bundle else ""),
+        PYTHONPATH=os.pathsep.join(
+            [site, os.path.join(HERE, "pylib"), os.path.join(WORKSPACE, "python")]
+        ),
         PYTHONDONTWRITEBYTECODE="1",
         LD_LIBRARY_PATH=os.pathsep.join(
             [os.path.join(site, "tvm_ffi", "lib"), tvm_lib, os.environ.get("LD_LIBRARY_PATH", "")]
@@ -271,23 +221,19 @@ def main() -> int:
         os.makedirs(os.path.dirname(xml), exist_ok=True)
         is_gtest = label.startswith("//cpp/")
         run_env = dict(base_env, **env)
-        if lane_bundle:  # as Bazel runs a test: runfiles, XML_OUTPUT_FILE, a temp dir
-            tmp = os.path.join(os.path.dirname(xml), "tmp")
-            os.makedirs(tmp, exist_ok=True)
-            run_env.update(
-                TEST_SRCDIR=HERE,
-                RUNFILES_DIR=HERE,  # what py_test's stub sets; bazel-runfiles reads it
-                TEST_WORKSPACE="tvm_conformance",
-                XML_OUTPUT_FILE=xml,
-                TEST_TMPDIR=tmp,
-                TEST_TARGET=label,
-            )
-            if is_gtest:  # Bazel's test setup points googletest at XML_OUTPUT_FILE the same way
-                run_env["GTEST_OUTPUT"] = f"xml:{xml}"
-        else:
-            argv = argv + ([f"--gtest_output=xml:{xml}"] if is_gtest else [f"--junitxml={xml}"])
-            if is_gtest:  # test_util's Rlocation: $TEST_SRCDIR/$TEST_WORKSPACE/<path>
-                run_env.update(TEST_SRCDIR=HERE, TEST_WORKSPACE="tvm_conformance")
+        # As Bazel runs a test: runfiles, XML_OUTPUT_FILE, a temp dir.
+        tmp = os.path.join(os.path.dirname(xml), "tmp")
+        os.makedirs(tmp, exist_ok=True)
+        run_env.update(
+            TEST_SRCDIR=HERE,
+            RUNFILES_DIR=HERE,  # what py_test's stub sets; bazel-runfiles reads it
+            TEST_WORKSPACE="tvm_conformance",
+            XML_OUTPUT_FILE=xml,
+            TEST_TMPDIR=tmp,
+            TEST_TARGET=label,
+        )
+        if is_gtest:  # Bazel's test setup points googletest at XML_OUTPUT_FILE the same way
+            run_env["GTEST_OUTPUT"] = f"xml:{xml}"
         began = time.time()
         proc = subprocess.run(
             argv,

@@ -27,12 +27,15 @@ import subprocess
 import sys
 import tempfile
 import zipfile
+from pathlib import Path
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.environ.get("BUILD_WORKSPACE_DIRECTORY") or os.path.dirname(os.path.dirname(HERE))
 sys.path[:0] = [HERE, os.path.join(os.path.dirname(HERE), "testing")]
+sys.path.append(os.path.join(os.path.dirname(HERE), "config"))
 
 import conformance_check  # noqa: E402
+import lanes as lanes_table  # noqa: E402
 import report  # noqa: E402
 import results  # noqa: E402
 
@@ -85,14 +88,8 @@ def check_wheel(path: str, dist: str) -> str:
 
 
 def lanes() -> list[str]:
-    """The lanes .bazelrc defines (`build:<lane> --//tools/config:lane=<lane>`), and default."""
-    found = ["default"]
-    with open(os.path.join(ROOT, ".bazelrc"), encoding="utf-8") as stream:
-        for line in stream:
-            match = re.match(r"^build:(\w+) --//tools/config:lane=(\w+)\s*$", line)
-            if match:
-                found.append(match[2])
-    return found
+    """The lanes of the lanes table (tools/config/lanes.bzl), default first."""
+    return list(lanes_table.read_lanes(Path(ROOT, "tools", "config", "lanes.bzl")))
 
 
 def bazel_command(args: argparse.Namespace, wheels: dict[str, str]) -> list[str]:

@@ -20,8 +20,9 @@ def _wheel(path: Path, name: str = "apache-tvm", payload: str = "1") -> Path:
 
 @pytest.fixture
 def workspace(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    (tmp_path / ".bazelrc").write_text(
-        "build:ffi_next --//tools/config:lane=ffi_next\nbuild:cuda --//tools/config:cuda\n"
+    (tmp_path / "tools" / "config").mkdir(parents=True)
+    (tmp_path / "tools" / "config" / "lanes.bzl").write_text(
+        'LANES = {"default": {"lock": "a.lock"}, "ffi_next": {"lock": "b.lock"}}\n'
     )
     monkeypatch.setattr(check_my_wheel, "ROOT", str(tmp_path))
     return tmp_path

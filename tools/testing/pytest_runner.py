@@ -21,6 +21,22 @@ import sys
 
 sys.dont_write_bytecode = True
 
+# A remote executor may run the action with its input root at "/" (tools/remote_exec), and
+# Bazel's test setup then makes the runfiles paths "//bazel-out/...": POSIX lets a leading "//"
+# name another root, so pathlib sees those files outside the working directory (pytest's
+# bestrelpath fails). They are the same files: one leading slash, before anything is imported,
+# and the same for what child processes and the runfiles library read.
+
+
+def _one_root(path: str) -> str:
+    return "/" + path.lstrip("/") if path.startswith("//") else path
+
+
+sys.path[:] = [_one_root(p) for p in sys.path]
+for _name in ("PYTHONPATH", "RUNFILES_DIR", "TEST_SRCDIR", "RUNFILES_MANIFEST_FILE"):
+    if _name in os.environ:
+        os.environ[_name] = os.pathsep.join(map(_one_root, os.environ[_name].split(os.pathsep)))
+
 from tvm_conformance import torch_guard  # noqa: E402
 
 torch_guard.install_from_environment()

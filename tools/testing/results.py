@@ -47,9 +47,11 @@ _REASON_PREFIX = re.compile(r"^(Skipped: |\S+:\d+: )")
 DEVIATION_PATTERN = re.compile(r"deviation (?P<id>[a-z0-9][a-z0-9-]*):")
 # pytest's message for a strict xfail that passed.
 XPASS_STRICT = "[XPASS(strict)]"
-# Build settings the lanes and configs are made of (`--//tools/config:<name>=<value>`).
+# Build settings the lanes and configs are made of (`--//tools/config:<name>=<value>`; from a
+# workspace using the kit, `--@tvm_conformance//tools/config:...`).
 _CONFIG_FLAG = re.compile(
-    r"^--(?P<no>no)?@?//tools/config:(?P<name>[A-Za-z0-9_]+)(=(?P<value>.*))?$"
+    r"^--(?P<no>no)?(@(tvm_conformance)?)?//tools/config:(?P<name>[A-Za-z0-9_]+)"
+    r"(=(?P<value>.*))?$"
 )
 OUTCOMES = ("passed", "failed", "skipped", "xfailed", "disabled")
 ARCHIVE_EVENTS = "build_events.json"

@@ -76,10 +76,12 @@ def test_config_flags_read_generically_and_lane_defaults() -> None:
             "--//tools/config:cuda=true",
             "--@//tools/config:cuda_gpu",
             "--no//tools/config:other",
+            "--@tvm_conformance//tools/config:require_gpu",  # from examples/downstream
+            "--@elsewhere//tools/config:lane=x",  # not the kit's setting
             "--jobs=2",
         ]
     )
-    assert flags == {"cuda": "true", "cuda_gpu": "true", "other": "false"}
+    assert flags == {"cuda": "true", "cuda_gpu": "true", "other": "false", "require_gpu": "true"}
     assert results.lane_of(flags) == "default"
     assert results.lane_of({"lane": "ffi_next"}) == "ffi_next"
 

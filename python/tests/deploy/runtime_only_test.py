@@ -5,7 +5,7 @@ Relax VM tests' own vm_exported_module.so); this process has TVM_USE_RUNTIME_LIB
 `import tvm` (conftest.py). Each model runs through tvm.runtime.load_module and
 tvm.runtime.vm.VirtualMachine, and its numbers are checked against numpy computed here.
 The cuda variant runs the cuda artefacts where a GPU is, and otherwise skips with a reason
-(fails in the GPU lane); the fatbin check needs no GPU.
+(fails in the GPU runner config); the fatbin check needs no GPU.
 """
 
 import os

@@ -1,0 +1,86 @@
+"""The lanes table (lanes.bzl) is the one list of lanes, and the generated configs follow it."""
+
+from pathlib import Path
+
+import lanes
+import pytest
+
+from tvm_conformance.runfiles import rlocation
+
+
+def test_the_checked_in_lane_configs_are_the_tables() -> None:
+    written = Path(rlocation("tools/config/lanes.bazelrc")).read_text()
+
+    assert written == lanes.bazelrc(lanes.read_lanes()), (
+        "tools/config/lanes.bazelrc lags tools/config/lanes.bzl: run ./bazelw once (it rewrites"
+        " the file) and commit it"
+    )
+
+
+def test_the_kit_bazelrc_imports_the_lane_configs_and_lists_no_lane_itself() -> None:
+    text = Path(rlocation(".bazelrc")).read_text()
+
+    assert "import %workspace%/tools/config/lanes.bazelrc" in text.splitlines()
+    assert "--//tools/config:lane=" not in text
+
+
+def test_every_lane_has_a_hashed_lock_and_a_summary() -> None:
+    table = lanes.read_lanes()
+
+    assert list(table)[0] == "default"
+    for name, lane in table.items():
+        lock = Path(rlocation("third_party/python/" + lane["lock"])).read_text()
+        assert "--hash=sha256:" in lock, f"lane {name}: {lane['lock']} is not a hashed lock"
+        assert "apache-tvm==" in lock and "apache-tvm-ffi==" in lock, name
+        assert lane["summary"].strip(), f"lane {name}: no summary"
+
+
+def test_a_new_entry_is_a_new_config(tmp_path: Path) -> None:
+    table = tmp_path / "lanes.bzl"
+    table.write_text(
+        'LANES = {"default": {"lock": "requirements.lock", "summary": "d"},\n'
+        '         "nightly": {"lock": "lanes/nightly.lock", "summary": "TVM main"}}\n'
+        "def lane_lock(lane):\n    return Label(lane)\n"
+    )
+
+    read = lanes.read_lanes(table)
+
+    assert list(read) == ["default", "nightly"]
+    rc = lanes.bazelrc(read)
+    assert "build:nightly --//tools/config:lane=nightly\n" in rc
+    assert "build:default" not in rc
+    assert "# --config=nightly: TVM main." in rc
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        ("X = 1\n", "no `LANES = {...}` assignment"),
+        ('LANES = {"default": {"lock": LOCK}}\n', "LANES must be plain data"),
+        ('LANES = {"other": {"lock": "x.lock"}}\n', "LANES has no 'default' lane"),
+    ],
+)
+def test_a_malformed_table_is_an_error_naming_the_file(
+    tmp_path: Path, text: str, message: str
+) -> None:
+    table = tmp_path / "lanes.bzl"
+    table.write_text(text)
+
+    with pytest.raises(ValueError, match=message) as raised:
+        lanes.read_lanes(table)
+    assert str(table) in str(raised.value)
+
+
+def test_names_lists_the_lanes_in_table_order(capsys: pytest.CaptureFixture[str]) -> None:
+    assert lanes.main(["names", "--except", "default"]) == 0
+
+    assert capsys.readouterr().out.split() == [n for n in lanes.read_lanes() if n != "default"]
+
+
+def test_write_if_changed_leaves_an_identical_file_alone(tmp_path: Path) -> None:
+    target = tmp_path / "lanes.bazelrc"
+
+    assert lanes.write_if_changed(target, "a\n")
+    assert not lanes.write_if_changed(target, "a\n")
+    assert lanes.write_if_changed(target, "b\n")
+    assert target.read_text() == "b\n"

@@ -1,0 +1,106 @@
+#!/usr/bin/env bash
+# tools/remote_exec/check.sh [TARGET...]: run the suite on a REAPI executor on loopback and
+# prove that every action ran there. Default targets: //... (with --config=cuda: the cuda
+# variants go to the executor too, and skip there as here without a GPU).
+#
+#   1. installs the tools (install.sh: buildbox-casd, buildbox-run, grpcio; bubblewrap) and
+#      runs the API shim's own tests;
+#   2. starts buildbox-casd with its local Execution service on 127.0.0.1 (a fresh CAS, failed
+#      actions not cached), the runner seeing only the action's input root plus read-only /usr
+#      and /etc (and /bin, /lib, /lib64 bound from /usr, as the host's symlinks point); then
+#      the API shim in front of it for Bazel 4's REAPI 2.0 client (api_shim.py);
+#   3. from a clean clone of this checkout (HEAD), with its own output base, runs
+#      `./bazelw test --config=remote_exec --config=cuda TARGET...`;
+#   4. fails when a test fails, or when any spawn that could run remotely ran on this machine
+#      (Bazel's execution log: `remotable` and not `remote`); prints Bazel's "N processes"
+#      line and the run's case counts.
+# Everything it started (casd, the shim, the clone's Bazel server) is stopped on exit, also on
+# failure; CHECK_KEEP_LOGS (a directory) keeps the logs. Network: 127.0.0.1 only.
+set -euo pipefail
+
+here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+repo="$(git -C "$here" rev-parse --show-toplevel)"
+targets=("$@")
+[[ ${#targets[@]} -gt 0 ]] || targets=(//...)
+timeout_s="${CHECK_TIMEOUT_S:-3600}"
+
+work="$(mktemp -d -t remote-exec-check.XXXXXX)"
+pids=()
+clone="$work/clone"
+cleanup() {
+  local status=$?
+  [[ -x "$clone/bazelw" ]] && (cd "$clone" && ./bazelw shutdown >/dev/null 2>&1 || true)
+  for pid in "${pids[@]}"; do kill "$pid" 2>/dev/null || true; done
+  wait 2>/dev/null || true
+  if [[ -n "${CHECK_KEEP_LOGS:-}" ]]; then
+    mkdir -p "$CHECK_KEEP_LOGS" && cp "$work"/*.log "$work"/*.json "$CHECK_KEEP_LOGS"/ 2>/dev/null || true
+  fi
+  # The clone's output base is big (its own venv): remove it with the clone.
+  [[ -n "${output_base:-}" && -d "$output_base" ]] && rm -rf "$output_base"
+  rm -rf "$work"
+  exit "$status"
+}
+trap cleanup EXIT
+
+free_port() {
+  python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'
+}
+
+venv="$("$here/install.sh")"
+GRPC_VERBOSITY=ERROR "$venv/bin/python" -m unittest "$here/api_shim_test.py" 2>&1 | tail -n 3
+buildbox="$venv/lib/python3.11/site-packages/buildstream/subprojects/buildbox"
+
+casd_port="$(free_port)"
+"$buildbox/buildbox-casd" --bind="127.0.0.1:$casd_port" --buildbox-run="$buildbox/buildbox-run" \
+  --jobs="$(nproc)" --cache-failures=false \
+  --runner-arg=--ro-bind-mount=/usr:/usr --runner-arg=--ro-bind-mount=/etc:/etc \
+  --runner-arg=--ro-bind-mount=/usr/bin:/bin --runner-arg=--ro-bind-mount=/usr/lib:/lib \
+  --runner-arg=--ro-bind-mount=/usr/lib64:/lib64 \
+  "$work/cas" >"$work/casd.log" 2>&1 &
+pids+=($!)
+shim_port="$(free_port)"
+GRPC_VERBOSITY=ERROR "$venv/bin/python" "$here/api_shim.py" --verbose \
+  --listen "127.0.0.1:$shim_port" --upstream "127.0.0.1:$casd_port" >"$work/shim.log" 2>&1 &
+pids+=($!)
+for _ in $(seq 60); do
+  grep -q "Server listening" "$work/casd.log" && grep -q "api_shim:" "$work/shim.log" && break
+  sleep 1
+done
+grep -q "api_shim:" "$work/shim.log" || { echo "check: the executor did not start" >&2; exit 1; }
+echo "check: executor 127.0.0.1:$casd_port behind the API shim 127.0.0.1:$shim_port"
+
+git clone -q "$repo" "$clone"
+cd "$clone"
+output_base="$(./bazelw info output_base 2>/dev/null)"
+start=$SECONDS
+set +e
+timeout "$timeout_s" ./bazelw test --config=remote_exec --config=cuda \
+  --remote_executor="grpc://127.0.0.1:$shim_port" \
+  --execution_log_json_file="$work/execution_log.json" "${targets[@]}" >"$work/bazel.log" 2>&1
+status=$?
+set -e
+grep -E "^(INFO: [0-9]+ processes|INFO: Elapsed|Test cases|verdict: )" "$work/bazel.log" || true
+echo "check: ./bazelw test --config=remote_exec took $((SECONDS - start)) s (exit $status)"
+
+# Every spawn that could run remotely did (test results Bazel kept from earlier runs do not
+# exist here: the clone is fresh).
+python3 - "$work/execution_log.json" <<'PY'
+import json
+import sys
+
+decoder, text, pos, local = json.JSONDecoder(), open(sys.argv[1]).read(), 0, []
+while pos < len(text):
+    while pos < len(text) and text[pos].isspace():
+        pos += 1
+    if pos == len(text):
+        break
+    spawn, pos = decoder.raw_decode(text, pos)
+    if spawn.get("remotable") and spawn.get("runner") != "remote" and not spawn.get("remoteCacheHit"):
+        local.append(f"{spawn.get('mnemonic')} ({spawn.get('runner')}): {spawn.get('progressMessage')}")
+if local:
+    print(f"check: FAIL: {len(local)} remotable spawn(s) ran on this machine:", *local, sep="\n  ")
+    sys.exit(1)
+print("check: every remotable spawn ran on the executor")
+PY
+[[ "$status" -eq 0 ]] || { echo "check: FAIL: ./bazelw test exited $status" >&2; exit 1; }
+echo "check: PASS"
