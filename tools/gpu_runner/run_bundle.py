@@ -133,7 +133,8 @@ def xml_path(out: str, label: str) -> str:
 
 
 def counts(xml: str) -> dict:
-    """tests / failures+errors / skipped of a JUnit file (pytest or gtest)."""
+    """tests / failed / skipped / xfailed of a JUnit file (pytest or gtest), each case's
+    outcome as the verdict reads it (results.case_outcome)."""
     total = {"tests": 0, "failed": 0, "skipped": 0, "xfailed": 0}
     try:
         root = ET.parse(xml).getroot()
@@ -141,13 +142,10 @@ def counts(xml: str) -> dict:
         return total
     for case in root.iter("testcase"):
         total["tests"] += 1
-        if case.find("failure") is not None or case.find("error") is not None:
-            total["failed"] += 1
-        elif (
-            case.find("skipped") is not None and case.find("skipped").get("type") == "pytest.xfail"
-        ):
-            total["xfailed"] += 1
-        elif case.find("skipped") is not None or case.get("result") == "skipped":
+        outcome = results.case_outcome(case)
+        if outcome in ("failed", "xfailed"):
+            total[outcome] += 1
+        elif outcome in ("skipped", "disabled"):
             total["skipped"] += 1
     return total
 
@@ -256,27 +254,12 @@ def main() -> int:
             failed.append(label)
             print("\n".join("      " + line for line in proc.stdout.splitlines()[-15:]))
         events.append(
-            {
-                "id": {"testResult": {"label": label, "run": 1, "shard": 1, "attempt": 1}},
-                "testResult": {
-                    "status": status,
-                    "testAttemptDurationMillis": str(millis),
-                    "testActionOutput": [{"name": "test.xml", "uri": "file://" + xml}],
-                },
-            }
+            results.test_result_event(label, status, [("test.xml", xml)], millis)
         )
-        events.append(
-            {"id": {"testSummary": {"label": label}}, "testSummary": {"overallStatus": status}}
-        )
+        events.append(results.test_summary_event(label, status))
     end = time.time()
-    events.append(
-        {
-            "id": {"buildFinished": {}},
-            "finished": {"finishTimeMillis": str(int(end * 1000)), "overallSuccess": not failed},
-        }
-    )
-    with open(os.path.join(out, "build_events.json"), "w") as f:
-        f.writelines(json.dumps(e) + "\n" for e in events)
+    events.append(results.build_finished_event(int(end * 1000), 1 if failed else 0))
+    results.write_events(os.path.join(out, "build_events.json"), events)
     meta = {
         "runner": "gpu_runner bundle",
         "python": sys.version.split()[0],

@@ -124,57 +124,36 @@ def write_bep(
         xml.write_text(text)
         if label not in tests:
             continue
-        action_outputs = [
-            {"name": "test.log", "uri": f"file://{xml.parent}/test.log"},
-            {"name": "test.xml", "uri": f"file://{xml}"},
-        ]
+        action_outputs = [("test.log", f"{xml.parent}/test.log"), ("test.xml", str(xml))]
         if label in (outputs or {}):
             zipped = xml.parent / "test.outputs" / "outputs.zip"
             zipped.parent.mkdir(parents=True, exist_ok=True)
             with zipfile.ZipFile(zipped, "w") as archive_zip:
                 for file_name, text in outputs[label].items():  # type: ignore[index]
                     archive_zip.writestr(file_name, text)
-            action_outputs.append({"name": "test.outputs__outputs.zip", "uri": f"file://{zipped}"})
+            action_outputs.append(("test.outputs__outputs.zip", str(zipped)))
         texts = [text, *(extra_runs or {}).get(label, [])]
         for run, run_text in enumerate(texts, start=1):
             if run > 1:
                 xml = testlogs / package / name / f"run_{run}_of_{len(texts)}" / "test.xml"
                 xml.parent.mkdir(parents=True, exist_ok=True)
                 xml.write_text(run_text)
-                action_outputs = [{"name": "test.xml", "uri": f"file://{xml}"}]
+                action_outputs = [("test.xml", str(xml))]
             events.append(
-                {
-                    "id": {"testResult": {"label": label, "run": run, "shard": 1, "attempt": 1}},
-                    "testResult": {
-                        "testActionOutput": action_outputs,
-                        "testAttemptDurationMillis": "1500",
-                        "status": (statuses or {}).get(
-                            label, "FAILED" if "<failure" in run_text else "PASSED"
-                        ),
-                        **({"cachedLocally": True} if label in cached else {}),
-                        "executionInfo": {"cachedRemotely": label in remote_cached},
-                    },
-                }
+                results.test_result_event(
+                    label,
+                    (statuses or {}).get(label, "FAILED" if "<failure" in run_text else "PASSED"),
+                    action_outputs,
+                    1500,
+                    run=run,
+                    cached_locally=label in cached,
+                    cached_remotely=label in remote_cached,
+                )
             )
-    for label in not_built:
-        events.append(
-            {
-                "id": {"testSummary": {"label": label}},
-                "testSummary": {"overallStatus": "FAILED_TO_BUILD"},
-            }
-        )
-    events.append(
-        {
-            "id": {"buildFinished": {}},
-            "finished": {
-                "overallSuccess": exit_code == 0,
-                "finishTimeMillis": str(start_ms + 60_000),
-                "exitCode": {"name": "OK" if exit_code == 0 else "FAILED", "code": exit_code},
-            },
-        }
-    )
+    events.extend(results.test_summary_event(label, "FAILED_TO_BUILD") for label in not_built)
+    events.append(results.build_finished_event(start_ms + 60_000, exit_code))
     bep = root / "bep.json"
-    bep.write_text("\n".join(json.dumps(e) for e in events) + "\n")
+    results.write_events(str(bep), events)
     return bep
 
 

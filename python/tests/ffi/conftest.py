@@ -1,24 +1,4 @@
-"""Shared fixture of the FFI tests: the C++ extensions a test module names in EXTENSIONS.
+"""Shared fixture of these tests: the C++ extensions a test module names in EXTENSIONS, loaded
+for the module (tvm_conformance.extensions)."""
 
-    EXTENSIONS = ("hello", "ffi_testing")   # cpp/ext/lib<name>.so, in the py_test's data
-
-They are loaded once per module, before its first test, and kept alive until its last test
-ran: their globals (`myadd`, `testing.*`) are registered for as long as the module holds them.
-"""
-
-from __future__ import annotations
-
-from collections.abc import Iterator
-
-import pytest
-import tvm_ffi
-
-from tvm_conformance.extensions import load_extension
-
-
-@pytest.fixture(scope="module", autouse=True)
-def extensions(request: pytest.FixtureRequest) -> Iterator[list[tvm_ffi.Module]]:
-    """The loaded modules of the test module's EXTENSIONS (none: nothing loaded)."""
-    modules = [load_extension(name) for name in getattr(request.module, "EXTENSIONS", ())]
-    yield modules
-    del modules
+from tvm_conformance.extensions import extensions  # noqa: F401
