@@ -253,9 +253,7 @@ def main() -> int:
         if proc.returncode != 0:
             failed.append(label)
             print("\n".join("      " + line for line in proc.stdout.splitlines()[-15:]))
-        events.append(
-            results.test_result_event(label, status, [("test.xml", xml)], millis)
-        )
+        events.append(results.test_result_event(label, status, [("test.xml", xml)], millis))
         events.append(results.test_summary_event(label, status))
     end = time.time()
     events.append(results.build_finished_event(int(end * 1000), 1 if failed else 0))
