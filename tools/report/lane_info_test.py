@@ -8,6 +8,7 @@ caches it like any other test.
 
 import importlib.metadata
 import json
+import os
 import sys
 import sysconfig
 from pathlib import Path
@@ -28,10 +29,12 @@ def _venv_info() -> dict:
 
 
 def test_imported_tvm_is_the_installed_one() -> None:
-    # Not resolved: under Bazel both are paths in the runfiles tree (symlinks into the venv).
-    site = Path(sysconfig.get_paths()["purelib"])
-    assert Path(tvm.__file__).is_relative_to(site), (tvm.__file__, site)
-    assert Path(tvm_ffi.__file__).is_relative_to(site), (tvm_ffi.__file__, site)
+    # Each package's directory sits in the venv's site-packages. Compared as directories, not
+    # as strings: under Bazel both are runfiles paths, and on a remote executor whose input root
+    # is "/" sys.prefix reads "//bazel-out/..." while the imported file reads "/bazel-out/...".
+    site = sysconfig.get_paths()["purelib"]
+    for package in (tvm, tvm_ffi):
+        assert os.path.samefile(Path(package.__file__).parents[1], site), (package.__file__, site)
     assert tvm.__version__ == importlib.metadata.version("apache-tvm")
     assert tvm_ffi.__version__ == importlib.metadata.version("apache-tvm-ffi")
 
