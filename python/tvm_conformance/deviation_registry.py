@@ -13,7 +13,7 @@ This module imports neither pytest nor tvm, so tools run with any python3 read i
 
 The pytest side (the strict xfail mark, the installed versions) is
 :mod:`tvm_conformance.deviations`; ``docs/deviations.md`` is generated from this list by
-``tools/testing/deviations_doc.py``.
+``tools/deviations/deviations_doc.py``.
 
 ``tests`` entries are ``//pkg:target :: case``. In the case part ``*`` is the only wildcard
 (any characters, possibly none); everything else, ``[`` and ``]`` included, is literal. A case

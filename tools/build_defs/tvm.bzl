@@ -53,7 +53,7 @@ _SANITIZER_LINKOPTS = select({
 _TVM_FFI = _kit("//third_party/python:tvm_ffi")
 _TVM_RUNTIME = _kit("//third_party/python:tvm_runtime")
 _GTEST_MAIN = _kit("@googletest//:gtest_main")
-_PYTEST_RUNNER = _kit("//tools/testing:pytest_runner.py")
+_PYTEST_RUNNER = _kit("//tools/build_defs:pytest_runner.py")
 _PYTEST_CONFIG = _kit("//:pyproject.toml")
 _CONFORMANCE_LIB = _kit("//python/tvm_conformance")
 
@@ -279,7 +279,7 @@ def tvm_py_test(
       uses_torch: the tests use torch (DLPack with torch, model import). Otherwise the
         runner keeps torch out of the process: tvm_ffi would import it eagerly (about 2.5 s
         of every test process), TVM sees it as absent, and a test importing it fails
-        naming this attribute (tools/testing/pytest_runner.py).
+        naming this attribute (tools/build_defs/pytest_runner.py).
       target_data: {target: [files]}: runtime files of one variant only (its artefacts).
       tags: extra tags.
       size: test size (TVM compiles make most tests medium).

@@ -124,7 +124,7 @@ r = results.read_run(sys.argv[1]); cases = [c for _, c in r.cases()]
 print(sys.argv[1].rsplit("/", 1)[-1] + ":", len(r.targets), "targets,", len(cases), "cases",
       {o: sum(c.outcome == o for c in cases) for o in sorted({c.outcome for c in cases})},
       "identity:", r.identity.get("lane"), "machine GPU:", r.meta.get("machine", {}).get("gpu"))' \
-    "$archive" "$repo/tools/testing"
+    "$archive" "$repo/tools/verdict"
 done
 echo "smoke wall time: $(($(date +%s) - began)) s"
 if [ ${#problems[@]} -gt 0 ]; then

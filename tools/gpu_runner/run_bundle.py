@@ -14,7 +14,7 @@ made them, so the runner cannot drift from Bazel:
 
 Results go to `--out` (default `results/<UTC start>-gpu_runner/`) in the layout of a
 `./bazelw test` run archive (build_events.json, tests/<pkg>/<name>/test.xml, run.json), so
-`tools/testing/results.py show DIR`, the conformance check and //tools/report read it.
+`tools/verdict/results.py DIR`, the conformance check and //tools/verdict:report read it.
 A cuda case that cannot run (no device, no driver) fails unless `--no-require-gpu` (or
 TVM_CONFORMANCE_REQUIRE_GPU=0) is given: then it skips with its reason. The exit status is 0
 only when every test passed.
@@ -39,8 +39,10 @@ PY_TAG = f"cp{sys.version_info[0]}{sys.version_info[1]}"
 VENV_RECORD = os.path.join(HERE, "tvm_conformance_venv.json")
 # The bundle's tests: label, kind, argv, env and the GPU runner config's additions per test.
 MANIFEST = os.path.join(HERE, "tests.json")
-sys.path.insert(0, os.path.join(WORKSPACE, "tools", "testing"))
-import results  # noqa: E402  (the bundle's copy: standard library only)
+sys.path.insert(0, os.path.join(WORKSPACE, "tools", "verdict"))
+import archive  # noqa: E402
+import event_writer  # noqa: E402
+import results  # noqa: E402  (the bundle's copies: standard library only)
 
 
 def identity() -> dict:
@@ -50,7 +52,7 @@ def identity() -> dict:
     if os.path.isfile(VENV_RECORD):
         with open(VENV_RECORD, encoding="utf-8") as stream:
             record = json.load(stream)
-    ident = results.identity_of(record, record.get("lane", "default"))
+    ident = archive.identity_of(record, record.get("lane", "default"))
     for wheel in sorted(os.listdir(os.path.join(HERE, "wheels"))):
         if f"-{PY_TAG}-" in wheel and wheel.startswith("apache_tvm_ffi-"):
             path = os.path.join(HERE, "wheels", wheel)
@@ -95,7 +97,7 @@ def manifest_tests(manifest: dict, require_gpu: bool) -> list:
     """(label, argv, extra env) of the bundle's tests, from the build's manifest.
 
     Each target's args are shell-split as Bazel splits them; a py_test runs its main
-    (tools/testing/pytest_runner.py) with this interpreter, a cc_test its binary. The GPU
+    (tools/build_defs/pytest_runner.py) with this interpreter, a cc_test its binary. The GPU
     lane's additions (--tvm-require-gpu, TVM_CONFORMANCE_REQUIRE_GPU=1) are applied exactly
     when the GPU requirement is on, as --config=cuda_gpu applies them.
     """
@@ -127,7 +129,7 @@ def tests(require_gpu: bool) -> list:
 
 
 def xml_path(out: str, label: str) -> str:
-    """`tests/<pkg>/<name>/test.xml` of a run archive (tools/testing/results.py)."""
+    """`tests/<pkg>/<name>/test.xml` of a run archive (tools/verdict/results.py)."""
     package, _, name = label.lstrip("/").partition(":")
     return os.path.join(out, "tests", *package.split("/"), name, "test.xml")
 
@@ -253,11 +255,11 @@ def main() -> int:
         if proc.returncode != 0:
             failed.append(label)
             print("\n".join("      " + line for line in proc.stdout.splitlines()[-15:]))
-        events.append(results.test_result_event(label, status, [("test.xml", xml)], millis))
-        events.append(results.test_summary_event(label, status))
+        events.append(event_writer.test_result_event(label, status, [("test.xml", xml)], millis))
+        events.append(event_writer.test_summary_event(label, status))
     end = time.time()
-    events.append(results.build_finished_event(int(end * 1000), 1 if failed else 0))
-    results.write_events(os.path.join(out, "build_events.json"), events)
+    events.append(event_writer.build_finished_event(int(end * 1000), 1 if failed else 0))
+    event_writer.write_events(os.path.join(out, "build_events.json"), events)
     meta = {
         "runner": "gpu_runner bundle",
         "python": sys.version.split()[0],
@@ -268,7 +270,7 @@ def main() -> int:
         "wall_s": round(end - start, 3),
         "lane": lane,
         "identity": ident,
-        "machine": results.machine_facts(),
+        "machine": archive.machine_facts(),
         "config": "cuda_gpu" if require_gpu else "cuda",
         "cuda": True,
         "cuda_gpu": require_gpu,

@@ -251,7 +251,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--pytest-paths",
         nargs="+",
-        default=["python/tests", "tools/testing"],
+        default=["python/tests", "tools/verdict", "tools/deviations", "tools/build_defs"],
         help="what plain pytest runs (the same tests as TARGETS)",
     )
     parser.add_argument(

@@ -8,7 +8,7 @@ from tvm_conformance import crash_isolation, deviation_registry, deviations
 
 pytest_plugins = ["pytester"]
 
-# Ids of the patched test registry below; held in names so tools/testing/xfail_check.py (which
+# Ids of the patched test registry below; held in names so tools/deviations/xfail_check.py (which
 # checks literal ids against the real registry) leaves these direct calls alone.
 RAISES_VALUE_ERROR = "test-raises-value-error"
 SEGFAULT = "test-segfault"

@@ -1,12 +1,12 @@
 #!/usr/bin/env python3
 """Read the results of one `bazel test` invocation: its build events and the JUnit XML they name.
 
-The one reader behind the console summary (skip_report.py), the conformance check
-(conformance_check.py) and the report (//tools/report). Standard library only, so any python3
-runs it.
+The one reader behind the verdict (verdict.py), the console summary (skip_report.py), the
+conformance check (conformance_check.py) and the report (report.py). Standard library only, so
+any python3 runs it.
 
 A run is either a build event JSON file (`bazel test --build_event_json_file=FILE`) or a run
-archive: a directory that `./bazelw test` writes under `conformance-runs/` with
+archive: a directory that `./bazelw test` writes under `conformance-runs/` (archive.py) with
 
     build_events.json          the invocation's build events
     tests/<pkg>/<name>/test.xml a copy of every test.xml those events name (by label path)
@@ -17,29 +17,20 @@ archive: a directory that `./bazelw test` writes under `conformance-runs/` with
 Only what the build events name is read, never what `bazel-testlogs` still holds from earlier
 invocations: a stale test.xml of a removed target cannot count.
 
-    results.py archive --bep FILE --root DIR --exit-code N --start T --end T -- ARGS...
-    results.py verdict RUN       # the run's verdict (exit 1 on FAIL): see verdict()
-    results.py show RUN          # print targets and cases of a run (archive dir or BEP file)
+    results.py RUN       # print the targets and cases of a run (archive dir or BEP file), as JSON
 """
 
 from __future__ import annotations
 
 import argparse
-import collections
-import datetime
 import json
 import os
-import platform
 import re
-import shutil
-import subprocess
 import sys
 import urllib.parse
 import xml.etree.ElementTree as ET
 import zipfile
-from collections.abc import Iterable
 from dataclasses import asdict, dataclass, field
-from typing import Any, Protocol
 
 # pytest writes "Skipped: <reason>" or "<file>:<line>: <reason>" in some versions.
 _REASON_PREFIX = re.compile(r"^(Skipped: |\S+:\d+: )")
@@ -260,60 +251,7 @@ def read_junit(path: str) -> tuple[list[Case], dict[str, str]]:
     return [_case(c) for c in root.iter("testcase")], suite_props
 
 
-# --- Writing build events (the GPU runner's archives, the tests' fake runs) ------------------
-# One writer for the events this module reads, so a runner without Bazel and the tests' fixtures
-# produce exactly what a `./bazelw test` archive holds.
-
-
-def test_result_event(
-    label: str,
-    status: str,
-    outputs: list[tuple[str, str]],
-    millis: int,
-    run: int = 1,
-    cached_locally: bool = False,
-    cached_remotely: bool | None = None,
-) -> dict:
-    """A testResult event: `outputs` are (name, path) of the attempt's files (test.xml, ...)."""
-    result: dict[str, object] = {
-        "status": status,
-        "testAttemptDurationMillis": str(millis),
-        "testActionOutput": [{"name": name, "uri": "file://" + path} for name, path in outputs],
-    }
-    if cached_locally:
-        result["cachedLocally"] = True
-    if cached_remotely is not None:
-        result["executionInfo"] = {"cachedRemotely": cached_remotely}
-    return {
-        "id": {"testResult": {"label": label, "run": run, "shard": 1, "attempt": 1}},
-        "testResult": result,
-    }
-
-
-def test_summary_event(label: str, status: str) -> dict:
-    """A testSummary event: the target's overall status (PASSED, FAILED, FAILED_TO_BUILD...)."""
-    return {"id": {"testSummary": {"label": label}}, "testSummary": {"overallStatus": status}}
-
-
-def build_finished_event(finish_ms: int, exit_code: int) -> dict:
-    """The buildFinished event: when, and the exit code (0: success)."""
-    return {
-        "id": {"buildFinished": {}},
-        "finished": {
-            "overallSuccess": exit_code == 0,
-            "finishTimeMillis": str(finish_ms),
-            "exitCode": {"name": "OK" if exit_code == 0 else "FAILED", "code": exit_code},
-        },
-    }
-
-
-def write_events(path: str, events: list[dict]) -> None:
-    """Write `events` as a build event file (one JSON object a line), as Bazel's BEP JSON."""
-    with open(path, "w", encoding="utf-8") as stream:
-        stream.writelines(json.dumps(event) + "\n" for event in events)
-
-
-def _events(bep_path: str) -> list[dict]:
+def read_events(bep_path: str) -> list[dict]:
     events = []
     with open(bep_path, encoding="utf-8") as stream:
         for line in stream:
@@ -344,7 +282,7 @@ def config_flags(options: list[str]) -> dict[str, str]:
     return flags
 
 
-def _command_options(events: list[dict]) -> list[str]:
+def command_options(events: list[dict]) -> list[str]:
     """The canonical (configs expanded) command options of the invocation."""
     for event in events:
         line = event.get("structuredCommandLine", {})
@@ -361,14 +299,17 @@ def lane_of(flags: dict[str, str]) -> str:
     return flags.get("lane") or "default"
 
 
-def _on(flags: dict[str, str], name: str) -> bool:
+def flag_on(flags: dict[str, str], name: str) -> bool:
+    """True when the boolean build setting `name` is set (absent, false, 0: off)."""
     return flags.get(name, "false") not in ("false", "0", "")
 
 
 def config_name(flags: dict[str, str]) -> str:
     """cpu, cuda or cuda_gpu (`--config=cuda_gpu` sets require_gpu), plus +asan / +ubsan."""
-    name = "cuda_gpu" if _on(flags, "require_gpu") else "cuda" if _on(flags, "cuda") else "cpu"
-    return name + "".join(f"+{s}" for s in ("asan", "ubsan") if _on(flags, s))
+    name = "cuda" if flag_on(flags, "cuda") else "cpu"
+    if flag_on(flags, "require_gpu"):
+        name = "cuda_gpu"
+    return name + "".join(f"+{s}" for s in ("asan", "ubsan") if flag_on(flags, s))
 
 
 def archived_xml(label: str, shard: int = 1, run: int = 1, shards: int = 1) -> str:
@@ -387,7 +328,9 @@ SOURCES = ("executed", "action cache", "disk cache", "remote cache")
 
 
 @dataclass
-class _Attempt:
+class Attempt:
+    """One test attempt the build events report (a shard, a run, a flaky retry)."""
+
     label: str
     shard: int
     run: int
@@ -419,11 +362,11 @@ def _remote_cache_in_use(events: list[dict]) -> bool:
     """True when the invocation named a remote cache (else a remote hit is the disk cache)."""
     return any(
         o.startswith(("--remote_cache=", "--remote_executor=")) and not o.endswith("=")
-        for o in _command_options(events)
+        for o in command_options(events)
     )
 
 
-def _attempts(events: list[dict]) -> list[_Attempt]:
+def attempts_of(events: list[dict]) -> list[Attempt]:
     found = []
     remote = _remote_cache_in_use(events)
     workspace = next(
@@ -452,7 +395,7 @@ def _attempts(events: list[dict]) -> list[_Attempt]:
         elif info.get("cachedRemotely"):
             source = "remote cache" if remote else "disk cache"
         found.append(
-            _Attempt(
+            Attempt(
                 label=test_id.get("label", ""),
                 shard=int(test_id.get("shard", 1)),
                 run=int(test_id.get("run", 1)),
@@ -467,12 +410,20 @@ def _attempts(events: list[dict]) -> list[_Attempt]:
             )
         )
     # The last attempt of each (shard, run) counts (flaky retries).
-    last: dict[tuple[str, int, int], _Attempt] = {}
+    last: dict[tuple[str, int, int], Attempt] = {}
     for attempt in found:
         key = (attempt.label, attempt.shard, attempt.run)
         if key not in last or attempt.attempt >= last[key].attempt:
             last[key] = attempt
     return list(last.values())
+
+
+def shard_counts(attempts: list[Attempt]) -> dict[str, int]:
+    """Shards (or runs) per label: more than one puts each attempt's files in its own folder."""
+    counts: dict[str, int] = {}
+    for a in attempts:
+        counts[a.label] = max(counts.get(a.label, 1), a.shard, a.run)
+    return counts
 
 
 def _summaries(events: list[dict]) -> dict[str, str]:
@@ -503,17 +454,15 @@ def read_run(path: str) -> Run:
     bep = os.path.join(path, ARCHIVE_EVENTS) if archive else path
     if not os.path.isfile(bep):
         raise FileNotFoundError(f"{path}: no build event file ({ARCHIVE_EVENTS}) in it")
-    events = _events(bep)
+    events = read_events(bep)
     meta: dict[str, object] = _started_finished(events)
     if archive and os.path.isfile(os.path.join(path, ARCHIVE_META)):
         with open(os.path.join(path, ARCHIVE_META), encoding="utf-8") as stream:
             meta.update(json.load(stream))
-    flags = config_flags(_command_options(events))
+    flags = config_flags(command_options(events))
     summaries = _summaries(events)
-    attempts = _attempts(events)
-    shard_count: dict[str, int] = {}
-    for a in attempts:
-        shard_count[a.label] = max(shard_count.get(a.label, 1), a.shard, a.run)
+    attempts = attempts_of(events)
+    shard_count = shard_counts(attempts)
     targets: dict[str, TargetResult] = {}
     for a in sorted(attempts, key=lambda a: (a.label, a.shard, a.run)):
         target = targets.setdefault(
@@ -566,359 +515,6 @@ def merge_runs(cases: list[Case]) -> list[Case]:
     return list(merged.values())
 
 
-# --- The verdict ----------------------------------------------------------------------------
-# Label suffixes of per-target variants (tvm_py_test(targets = [...])) and of the
-# target-independent ones.
-TARGET_SUFFIXES = ("llvm", "cuda", "rocm", "vulkan", "metal", "opencl", "nvptx", "hexagon")
-INDEPENDENT_SUFFIX = "independent"
-# Bazel's status of a target whose every case counts (anything else is a problem).
-PASSING_STATUS = "PASSED"
-
-
-class Registry(Protocol):
-    """What the verdict needs of tvm_conformance.deviation_registry."""
-
-    def by_id(self) -> dict[str, Any]: ...
-
-    def lists(self, dev: Any, label: str, case: str) -> bool: ...
-
-
-def load_registry(workspace: str | None = None) -> Registry:
-    """tvm_conformance.deviation_registry (standard library only), from `python/` of the
-    workspace this file is in unless it is importable already (under Bazel)."""
-    root = workspace or os.path.normpath(os.path.join(os.path.dirname(__file__), "..", ".."))
-    try:
-        from tvm_conformance import deviation_registry
-    except ImportError:
-        sys.path.insert(0, os.path.join(root, "python"))
-        from tvm_conformance import deviation_registry
-    return deviation_registry  # type: ignore[return-value]
-
-
-@dataclass
-class Verdict:
-    """What one run says about the TVM it tested: PASS only when nothing is wrong."""
-
-    problems: list[str]
-    outcomes: collections.Counter[str]  # every case of the run, by outcome
-    statuses: collections.Counter[str]  # every target of the run, by Bazel status
-    deviations: collections.Counter[str]  # xfailed cases by deviation id
-    exit_code: int | None
-
-    @property
-    def passed(self) -> bool:
-        """True when the run has no problem at all."""
-        return not self.problems
-
-    def line(self, what: str = "") -> str:
-        """`verdict: PASS|FAIL (what): T targets (...), C cases: ..., N problems`."""
-        targets = ", ".join(f"{n} {s}" for s, n in sorted(self.statuses.items()))
-        cases = ", ".join(f"{self.outcomes[o]} {o}" for o in OUTCOMES if self.outcomes[o])
-        head = f"verdict: {'PASS' if self.passed else 'FAIL'}" + (f" ({what})" if what else "")
-        return (
-            f"{head}: {sum(self.statuses.values())} targets ({targets or 'none'}), "
-            f"{sum(self.outcomes.values())} cases ({cases or 'none'}), "
-            f"bazel exit {self.exit_code if self.exit_code is not None else 'unknown'}, "
-            f"{len(self.problems)} problems"
-        )
-
-    def to_json(self) -> dict[str, object]:
-        """A JSON-able summary (the report embeds it per column)."""
-        return {
-            "passed": self.passed,
-            "problems": self.problems,
-            "outcomes": dict(self.outcomes),
-            "statuses": dict(self.statuses),
-            "deviations": dict(self.deviations),
-            "exit_code": self.exit_code,
-        }
-
-
-def variant_suffix(label: str) -> str | None:
-    """`llvm` for `//pkg:x_test_llvm`, `independent` for `..._independent`, else None."""
-    name = label.rpartition(":")[2]
-    for suffix in (*TARGET_SUFFIXES, INDEPENDENT_SUFFIX):
-        if name.endswith("_" + suffix):
-            return suffix
-    return None
-
-
-def _other_target_in_id(case: Case, own: str) -> str | None:
-    """A target other than `own` among the case id's parameters (`test_x[cuda-compiled]`)."""
-    params = case.name.partition("[")[2].rstrip("]")
-    for token in re.split(r"[-_,\s]+", params):
-        if token in TARGET_SUFFIXES and token != own:
-            return token
-    return None
-
-
-def isolation_problems(run: Run) -> list[str]:
-    """Cases of one target's variant that belong to another target (or to none)."""
-    problems = []
-    for label in sorted(run.targets):
-        suffix = variant_suffix(label)
-        if suffix is None:
-            continue
-        for case in run.targets[label].cases:
-            if case.googletest:
-                continue
-            recorded = case.properties.get("tvm_target")
-            where = f"VARIANT ISOLATION: {label} :: {case.name}"
-            if suffix == INDEPENDENT_SUFFIX and recorded:
-                problems.append(
-                    f"{where} records tvm_target={recorded!r} in a target-independent test"
-                )
-            elif suffix != INDEPENDENT_SUFFIX and recorded != suffix:
-                problems.append(f"{where} records tvm_target={recorded!r}, not {suffix!r}")
-            if suffix != INDEPENDENT_SUFFIX and (other := _other_target_in_id(case, suffix)):
-                problems.append(
-                    f"{where}: the case id names target {other!r} in the {suffix!r} variant"
-                )
-    return problems
-
-
-def deviation_problems(run: Run, registry: Registry) -> list[str]:
-    """Over every case: an xfail is a listed deviation that lists this very case; no XPASS."""
-    table = registry.by_id()
-    problems = []
-    for target, case in run.cases():
-        where = f"{target.label} :: {case.name}"
-        if case.outcome == "xfailed":
-            dev = table.get(case.deviation or "")
-            if dev is None:
-                named = (
-                    f"names {case.deviation!r}, not a listed deviation"
-                    if case.deviation
-                    else ("names no deviation")
-                )
-                problems.append(
-                    f"UNLISTED XFAIL: {where}: its reason {named} (mark it with "
-                    f"tvm_conformance.deviations.xfail('<id>')): {case.message[:200]}"
-                )
-            elif not registry.lists(dev, target.label, case.name):
-                problems.append(
-                    f"MISATTRIBUTED XFAIL: {where} xfails as deviation {dev.id}, which does not "
-                    "list this case (tvm_conformance.deviation_registry, its `tests`)"
-                )
-        elif case.xpass_strict:
-            problems.append(
-                f"XPASS: {where} passed: deviation {case.deviation or '(unknown)'} no longer "
-                "occurs; remove it from the registry (and its xfail mark)"
-            )
-    return problems
-
-
-def _is_cuda(label: str, case: Case) -> bool:
-    """A case of the cuda target: its tvm_target, or its `_cuda` variant."""
-    return case.properties.get("tvm_target") == "cuda" or variant_suffix(label) == "cuda"
-
-
-def verdict(
-    run: Run,
-    registry: Registry,
-    rows: Iterable[Any] = (),
-    require_all: bool = False,
-    isolation: bool = True,
-) -> Verdict:
-    """The one verdict of a run, from Bazel's exit code, every target's status and every case.
-
-    `rows` (objects with `label` and `case`, the conformance map's) only add problems of their
-    own: a row naming a case its target did not report, or (require_all) a row whose target
-    did not run. Whether a case counts never depends on a row.
-    """
-    problems: list[str] = []
-    outcomes: collections.Counter[str] = collections.Counter()
-    statuses: collections.Counter[str] = collections.Counter()
-    deviations: collections.Counter[str] = collections.Counter()
-    if not run.targets:
-        problems.append("EMPTY RUN: no test target ran; nothing was checked")
-    # A cuda_gpu run (a GPU runner) cannot pass by skipping its cuda cases.
-    gpu_required = run.config.startswith("cuda_gpu")
-    exit_code = run.exit_code
-    if exit_code not in (0, None):
-        problems.append(f"BAZEL EXIT {exit_code}: the invocation did not succeed")
-    elif exit_code is None:
-        problems.append("BAZEL EXIT UNKNOWN: neither run.json nor the build events record it")
-    for label in sorted(run.targets):
-        target = run.targets[label]
-        statuses[target.status] += 1
-        if target.status != PASSING_STATUS:
-            problems.append(f"TARGET {target.status}: {label}")
-        problems.extend(f"UNREADABLE: {error}" for error in target.errors)
-        for case in target.cases:
-            outcomes[case.outcome] += 1
-            if case.outcome == "xfailed" and case.deviation:
-                deviations[case.deviation] += 1
-            if case.outcome == "failed":
-                problems.append(f"FAILED: {label} :: {case.name}: {case.message[:200]}")
-            elif case.outcome in ("skipped", "disabled") and gpu_required and _is_cuda(label, case):
-                problems.append(
-                    f"SKIPPED ON A GPU RUNNER: {label} :: {case.name}: {case.message[:200]}"
-                )
-    problems += deviation_problems(run, registry)
-    if isolation:
-        problems += isolation_problems(run)
-    for row in rows:
-        target = run.targets.get(row.label)
-        if target is None:
-            if require_all:
-                problems.append(f"NOT RUN: {row.label} :: {row.case} (a conformance row)")
-        elif target.case(row.case) is None and target.status == PASSING_STATUS:
-            problems.append(
-                f"MISSING: {row.label} :: {row.case}: a conformance row names a "
-                "case its target did not report"
-            )
-    return Verdict(problems, outcomes, statuses, deviations, exit_code)
-
-
-def venv_repository(lane: str) -> str:
-    """The external repository of a lane's venv (WORKSPACE): python_venv[_<lane>]."""
-    return "python_venv" if lane == "default" else f"python_venv_{lane}"
-
-
-def venv_record_path(events: list[dict], lane: str) -> str | None:
-    """tvm_conformance_venv.json of the lane's venv, found from the build events' exec root."""
-    for event in events:
-        exec_root = event.get("workspaceInfo", {}).get("localExecRoot")
-        if exec_root:
-            output_base = os.path.dirname(os.path.dirname(exec_root))
-            path = os.path.join(
-                output_base, "external", venv_repository(lane), "venv", "tvm_conformance_venv.json"
-            )
-            return path if os.path.isfile(path) else None
-    return None
-
-
-def identity_of(record: dict[str, Any], lane: str) -> dict[str, Any]:
-    """The venv identity from its record: lane, and version, wheel file and sha256 of TVM and
-    tvm-ffi (a user's wheel, or the pinned one pip installed)."""
-    identity: dict[str, Any] = {"lane": record.get("lane", lane)}
-    installed = record.get("installed", {})
-    for key, dist in (("tvm", "apache-tvm"), ("tvm_ffi", "apache-tvm-ffi")):
-        entry = dict(installed.get(dist, {}))
-        entry.setdefault("version", record.get("packages", {}).get(dist, "unknown"))
-        user = record.get("user_wheels", {}).get(dist)
-        if user:
-            entry.update(user, source="user wheel")
-        entry.setdefault("source", "pinned lock")
-        identity[key] = entry
-    identity["tvm_libinfo"] = record.get("tvm_libinfo", {})
-    return identity
-
-
-def machine_facts() -> dict[str, str]:
-    """OS, CPU, GPU and driver of this machine (for the report's header), Python standard
-    library only: what executed the run's uncached tests."""
-    cpu = platform.processor() or platform.machine()
-    try:
-        for line in open("/proc/cpuinfo", encoding="utf-8"):
-            if line.startswith("model name"):
-                cpu = line.split(":", 1)[1].strip()
-                break
-    except OSError:
-        pass
-    gpu, driver = "none", "nvidia-smi not found"
-    smi = shutil.which("nvidia-smi")
-    if smi:
-        query = [smi, "--query-gpu=name,driver_version", "--format=csv,noheader"]
-        try:
-            out = subprocess.run(query, capture_output=True, text=True, timeout=30, check=True)
-            rows = [r.split(",") for r in out.stdout.strip().splitlines() if r.strip()]
-            if rows:
-                gpu, driver = "; ".join(r[0].strip() for r in rows), rows[0][-1].strip()
-            else:
-                driver = "nvidia-smi lists no GPU"
-        except (subprocess.SubprocessError, OSError) as err:
-            driver = f"nvidia-smi failed: {err}"
-    return {
-        "host": platform.node(),
-        "os": platform.platform(),
-        "cpu": f"{cpu} ({os.cpu_count()} cores)",
-        "gpu": gpu,
-        "gpu_driver": driver,
-        "python": platform.python_version(),
-    }
-
-
-def archive_run(
-    bep: str,
-    root: str,
-    args: list[str],
-    exit_code: int,
-    start: float,
-    end: float,
-    venv_record: str | None = None,
-) -> str:
-    """Copy one invocation into `<root>/<UTC start>-<lane>/`; return that directory.
-
-    run.json records what was tested (the venv identity: lane, TVM and tvm-ffi versions, wheel
-    files and sha256, from the venv's record) and this machine's facts, so that the report's
-    header never comes from a test result (which a cache could bring from another machine).
-    """
-    events = _events(bep)
-    flags = config_flags(_command_options(events))
-    lane = lane_of(flags)
-    record_path = venv_record or venv_record_path(events, lane)
-    record: dict[str, Any] = {}
-    if record_path:
-        try:
-            with open(record_path, encoding="utf-8") as stream:
-                record = json.load(stream)
-        except (OSError, ValueError):
-            record = {}
-    stamp = datetime.datetime.fromtimestamp(start, datetime.timezone.utc).strftime("%Y%m%dT%H%M%SZ")
-    # A run of a user's wheel is named by it too: `<stamp>-<lane>-wheel-<sha256 prefix>`.
-    user = sorted(w.get("sha256", "")[:12] for w in record.get("user_wheels", {}).values())
-    name = f"{stamp}-{lane}" + "".join(f"-wheel-{sha}" for sha in user)
-    dest = os.path.join(root, name)
-    suffix = 1
-    while os.path.exists(dest):
-        suffix += 1
-        dest = os.path.join(root, f"{name}-{suffix}")
-    os.makedirs(dest)
-    shutil.copyfile(bep, os.path.join(dest, ARCHIVE_EVENTS))
-    attempts = _attempts(events)
-    shard_count: dict[str, int] = {}
-    for a in attempts:
-        shard_count[a.label] = max(shard_count.get(a.label, 1), a.shard, a.run)
-    missing = []
-    for a in attempts:
-        target = os.path.join(dest, archived_xml(a.label, a.shard, a.run, shard_count[a.label]))
-        if a.xml and os.path.isfile(a.xml):
-            os.makedirs(os.path.dirname(target), exist_ok=True)
-            shutil.copyfile(a.xml, target)
-        else:
-            missing.append(a.label)
-        if a.outputs and os.path.isfile(a.outputs):
-            outputs = os.path.join(
-                dest, archived_outputs(a.label, a.shard, a.run, shard_count[a.label])
-            )
-            os.makedirs(os.path.dirname(outputs), exist_ok=True)
-            shutil.copyfile(a.outputs, outputs)
-    meta = {
-        "bazel_args": args,
-        "exit_code": exit_code,
-        "start": start,
-        "end": end,
-        "start_utc": datetime.datetime.fromtimestamp(start, datetime.timezone.utc).isoformat(),
-        "wall_s": round(end - start, 3),
-        "lane": lane,
-        "flags": flags,
-        "config": config_name(flags),
-        "cuda": _on(flags, "cuda"),
-        "cuda_gpu": _on(flags, "require_gpu"),
-        "identity": identity_of(record, lane) if record else {"lane": lane},
-        "venv_record": record,
-        "machine": machine_facts(),
-        "targets": len({a.label for a in attempts}),
-        "missing_test_xml": sorted(set(missing)),
-    }
-    with open(os.path.join(dest, ARCHIVE_META), "w", encoding="utf-8") as stream:
-        json.dump(meta, stream, indent=1, sort_keys=True)
-        stream.write("\n")
-    return dest
-
-
 def runs_in(path: str) -> list[str]:
     """Run archives: `path` itself if it is one (or a BEP file), else its subdirectories."""
     if os.path.isfile(path) or os.path.isfile(os.path.join(path, ARCHIVE_EVENTS)):
@@ -933,42 +529,10 @@ def runs_in(path: str) -> list[str]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    """Command line: `archive` (used by ./bazelw) and `show`."""
+    """Command line: print one run's targets and cases as JSON."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    sub = parser.add_subparsers(dest="command", required=True)
-    arc = sub.add_parser("archive", help="archive one invocation; prints the directory")
-    arc.add_argument("--bep", required=True)
-    arc.add_argument("--root", required=True, help="e.g. <workspace>/conformance-runs")
-    arc.add_argument("--exit-code", type=int, required=True)
-    arc.add_argument("--start", type=float, required=True, help="seconds since the epoch")
-    arc.add_argument("--end", type=float, required=True)
-    arc.add_argument("--venv-record", help="the lane venv's tvm_conformance_venv.json")
-    arc.add_argument("bazel_args", nargs="*")
-    ver = sub.add_parser("verdict", help="print a run's verdict and its problems; exit 1 on FAIL")
-    ver.add_argument("run")
-    show = sub.add_parser("show", help="print a run's targets and cases as JSON")
-    show.add_argument("run")
-    args = parser.parse_args(argv)
-    if args.command == "archive":
-        print(
-            archive_run(
-                args.bep,
-                args.root,
-                args.bazel_args,
-                args.exit_code,
-                args.start,
-                args.end,
-                args.venv_record,
-            )
-        )
-        return 0
-    run = read_run(args.run)
-    if args.command == "verdict":
-        result = verdict(run, load_registry())
-        for problem in result.problems:
-            print(f"verdict: {problem}")
-        print(result.line(f"{run.identity_key()}"))
-        return 0 if result.passed else 1
+    parser.add_argument("run", help="a run archive directory or a build event JSON file")
+    run = read_run(parser.parse_args(argv).run)
     json.dump(
         {
             "lane": run.lane,

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import conformance_check
 import fake_runs
-import report
+import report_model
 import results
 from fake_runs import case_xml, junit
 
@@ -79,7 +79,7 @@ FIDELITY_ROWS = [
     },
 ]
 FIDELITY = {
-    report.FIDELITY_OUTPUT: json.dumps({"title": "Exception fidelity", "rows": FIDELITY_ROWS})
+    report_model.FIDELITY_OUTPUT: json.dumps({"title": "Exception fidelity", "rows": FIDELITY_ROWS})
 }
 
 
@@ -94,7 +94,7 @@ def _overhead(add_ns: float, ratio: float) -> dict[str, str]:
             "ratio": ratio,
         }
     ]
-    return {report.OVERHEAD_OUTPUT: json.dumps({"tvm": "0.27", "rows": rows})}
+    return {report_model.OVERHEAD_OUTPUT: json.dumps({"tvm": "0.27", "rows": rows})}
 
 
 def _default(compiled: str = "passed") -> dict[str, str]:
@@ -173,4 +173,4 @@ def runs(tmp_path: Path) -> list[results.Run]:
 def build(tmp_path: Path) -> dict:
     """The report of `runs` against CONFORMANCE and REGISTRY."""
     rows = conformance_check.parse_rows(CONFORMANCE)
-    return report.build(runs(tmp_path), rows, REGISTRY)
+    return report_model.build(runs(tmp_path), rows, REGISTRY)

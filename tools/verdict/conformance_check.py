@@ -3,9 +3,9 @@
 
 A run is a run archive that `./bazelw test` writes (`conformance-runs/<stamp>-<lane>/`) or a
 build event JSON file; only the tests that invocation names count, never a stale
-`bazel-testlogs` entry (tools/testing/results.py).
+`bazel-testlogs` entry (tools/verdict/results.py).
 
-The verdict is `results.verdict()`, the one function `./bazelw test`, this check and the report
+The verdict is `verdict.verdict_of()`, the one function `./bazelw test`, this check and the report
 call: Bazel's exit code, every target's status and every case count, mapped to a row or not;
 an xfail counts only as a listed deviation (tvm_conformance.deviation_registry) that lists
 that very case; a strict XPASS, an empty run and a case of another target in a
@@ -32,6 +32,7 @@ import sys
 from dataclasses import dataclass
 
 import results
+import verdict
 
 _SEED = r"`?(?P<seed>\d{3}|[a-z][a-z0-9_-]*)`?"
 _ROW = re.compile(r"^\|\s*" + _SEED + r"\s*\|(?P<behaviour>.*)\|(?P<tests>.*)\|\s*$")
@@ -73,7 +74,7 @@ def parse_rows(markdown: str) -> list[Row]:
     return rows
 
 
-def row_outcome(row: Row, run: results.Run, registry: results.Registry) -> str:
+def row_outcome(row: Row, run: results.Run, registry: verdict.Registry) -> str:
     """passed / deviation / failed / xpass / unlisted xfail / skipped / disabled / missing /
     not run, for one row's case in one run (a label for the report; the verdict counts)."""
     target = run.targets.get(row.label)
@@ -94,7 +95,7 @@ def row_outcome(row: Row, run: results.Run, registry: results.Registry) -> str:
 def check(
     rows: list[Row],
     run: results.Run,
-    registry: results.Registry,
+    registry: verdict.Registry,
     require_all: bool,
     isolation: bool = True,
 ) -> int:
@@ -122,7 +123,7 @@ def check(
             f"{t['deviation']} deviations, {t['not run']} not run, "
             f"{sum(t.values()) - t['passed'] - t['deviation'] - t['not run']} not holding"
         )
-    result = results.verdict(run, registry, rows, require_all, isolation)
+    result = verdict.verdict_of(run, registry, rows, require_all, isolation)
     for problem in result.problems:
         print(f"conformance: {problem}")
     print(result.line(run.identity_key()))
@@ -151,7 +152,7 @@ def main(argv: list[str]) -> int:
     run = results.read_run(args.run)
     print(f"conformance: run {args.run} (lane {run.lane}, {len(run.targets)} test targets)")
     problems = check(
-        rows, run, results.load_registry(), args.require_all, not args.no_variant_isolation
+        rows, run, verdict.load_registry(), args.require_all, not args.no_variant_isolation
     )
     return 1 if problems else 0
 

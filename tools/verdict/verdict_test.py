@@ -1,4 +1,4 @@
-"""results.verdict(): every target, every case and Bazel's exit code count; rows only label.
+"""verdict.verdict_of(): every target, every case and Bazel's exit code count; rows only label.
 
 One test per hole the verdict once had: each plants the hole in a small synthetic run and
 asserts the verdict is FAIL, naming it.
@@ -10,6 +10,7 @@ import conformance_check
 import fake_runs
 import pytest
 import results
+import verdict
 from fake_runs import case_xml, junit
 
 LLVM = {"tvm_target": "llvm"}
@@ -32,53 +33,53 @@ GOOD = {
 }
 
 
-def _verdict(tmp_path: Path, tests: dict[str, str], **kwargs) -> results.Verdict:
+def _verdict(tmp_path: Path, tests: dict[str, str], **kwargs) -> verdict.Verdict:
     run = results.read_run(fake_runs.archive(tmp_path, tests, **kwargs))
-    return results.verdict(run, REGISTRY)
+    return verdict.verdict_of(run, REGISTRY)
 
 
 def test_a_clean_run_passes_and_counts_every_case(tmp_path: Path) -> None:
-    verdict = _verdict(tmp_path, GOOD)
-    assert verdict.passed, verdict.problems
-    assert verdict.outcomes == {"passed": 1, "xfailed": 2}
-    assert verdict.statuses == {"PASSED": 1}
-    assert verdict.line().startswith("verdict: PASS: 1 targets (1 PASSED), 3 cases")
+    result = _verdict(tmp_path, GOOD)
+    assert result.passed, result.problems
+    assert result.outcomes == {"passed": 1, "xfailed": 2}
+    assert result.statuses == {"PASSED": 1}
+    assert result.line().startswith("verdict: PASS: 1 targets (1 PASSED), 3 cases")
 
 
 def test_a_failing_case_in_no_conformance_row_fails_the_verdict(tmp_path: Path) -> None:
     tests = {**GOOD, "//pkg:unmapped_test": junit([case_xml("test_nobody_maps", "failed")])}
-    verdict = _verdict(tmp_path, tests)
+    result = _verdict(tmp_path, tests)
     rows = conformance_check.parse_rows(
         "| seed | behaviour | test |\n|---|---|---|\n"
         "| 001 | ok | `//pkg:a_test_llvm :: test_ok[llvm]` |\n"
     )
     run = results.read_run(fake_runs.archive(tmp_path, tests))
-    with_rows = results.verdict(run, REGISTRY, rows)
-    for v in (verdict, with_rows):
+    with_rows = verdict.verdict_of(run, REGISTRY, rows)
+    for v in (result, with_rows):
         assert not v.passed
         assert any("FAILED: //pkg:unmapped_test :: test_nobody_maps" in p for p in v.problems)
         assert "TARGET FAILED: //pkg:unmapped_test" in v.problems
 
 
 def test_an_empty_run_fails(tmp_path: Path) -> None:
-    verdict = _verdict(tmp_path, {})
-    assert not verdict.passed
-    assert any(p.startswith("EMPTY RUN") for p in verdict.problems)
+    result = _verdict(tmp_path, {})
+    assert not result.passed
+    assert any(p.startswith("EMPTY RUN") for p in result.problems)
 
 
 def test_bazel_exit_code_counts_even_when_every_case_passed(tmp_path: Path) -> None:
-    verdict = _verdict(tmp_path, GOOD, exit_code=1)
-    assert verdict.problems == ["BAZEL EXIT 1: the invocation did not succeed"]
+    result = _verdict(tmp_path, GOOD, exit_code=1)
+    assert result.problems == ["BAZEL EXIT 1: the invocation did not succeed"]
 
 
 def test_a_target_that_failed_to_build_fails(tmp_path: Path) -> None:
-    verdict = _verdict(tmp_path, GOOD, not_built=("//cpp:broken_test",))
-    assert verdict.problems == ["TARGET FAILED_TO_BUILD: //cpp:broken_test"]
+    result = _verdict(tmp_path, GOOD, not_built=("//cpp:broken_test",))
+    assert result.problems == ["TARGET FAILED_TO_BUILD: //cpp:broken_test"]
 
 
 def test_a_target_status_other_than_passed_fails_even_with_clean_cases(tmp_path: Path) -> None:
-    verdict = _verdict(tmp_path, GOOD, statuses={"//pkg:a_test_llvm": "FLAKY"})
-    assert verdict.problems == ["TARGET FLAKY: //pkg:a_test_llvm"]
+    result = _verdict(tmp_path, GOOD, statuses={"//pkg:a_test_llvm": "FLAKY"})
+    assert result.problems == ["TARGET FLAKY: //pkg:a_test_llvm"]
 
 
 def test_a_deviation_id_on_a_case_it_does_not_list_fails(tmp_path: Path) -> None:
@@ -89,8 +90,8 @@ def test_a_deviation_id_on_a_case_it_does_not_list_fails(tmp_path: Path) -> None
             [case_xml("test_myadd", "xfailed", "deviation robust-family: x")]
         ),
     }
-    verdict = _verdict(tmp_path, tests)
-    assert [p for p in verdict.problems if "MISATTRIBUTED" in p] == [
+    result = _verdict(tmp_path, tests)
+    assert [p for p in result.problems if "MISATTRIBUTED" in p] == [
         "MISATTRIBUTED XFAIL: //python/tests/ffi:hello_test :: test_myadd xfails as deviation "
         "robust-family, which does not list this case (tvm_conformance.deviation_registry, "
         "its `tests`)"
@@ -109,14 +110,14 @@ def test_a_wildcard_binds_only_the_cases_it_matches(tmp_path: Path) -> None:
             properties=LLVM,
         ),
     ]
-    verdict = _verdict(tmp_path, {"//pkg:a_test_llvm": junit(cases)})
-    assert len(verdict.problems) == 1 and "test_family[KeyError-relax_vm]" in verdict.problems[0]
+    result = _verdict(tmp_path, {"//pkg:a_test_llvm": junit(cases)})
+    assert len(result.problems) == 1 and "test_family[KeyError-relax_vm]" in result.problems[0]
 
 
 def test_an_xfail_naming_no_listed_deviation_fails(tmp_path: Path) -> None:
     tests = {"//pkg:b_test": junit([case_xml("test_x", "xfailed", "known bug")])}
-    verdict = _verdict(tmp_path, tests)
-    assert any(p.startswith("UNLISTED XFAIL: //pkg:b_test :: test_x") for p in verdict.problems)
+    result = _verdict(tmp_path, tests)
+    assert any(p.startswith("UNLISTED XFAIL: //pkg:b_test :: test_x") for p in result.problems)
 
 
 def test_a_strict_xpass_fails_naming_the_deviation(tmp_path: Path) -> None:
@@ -125,10 +126,10 @@ def test_a_strict_xpass_fails_naming_the_deviation(tmp_path: Path) -> None:
             [case_xml("test_known[llvm]", "xpass", "deviation ffi-listed: x", properties=LLVM)]
         )
     }
-    verdict = _verdict(tmp_path, tests)
+    result = _verdict(tmp_path, tests)
     assert any(
         "XPASS: //pkg:a_test_llvm :: test_known[llvm] passed: deviation ffi-listed" in p
-        for p in verdict.problems
+        for p in result.problems
     )
 
 
@@ -150,9 +151,9 @@ def test_runs_per_test_a_failure_in_any_run_fails_the_case(
     )
     case = run.targets["//pkg:a_test_llvm"].case("test_ok[llvm]")
     assert case is not None and case.outcome == "failed"
-    verdict = results.verdict(run, REGISTRY)
-    assert verdict.outcomes == {"failed": 1}
-    assert any(p.startswith("FAILED: //pkg:a_test_llvm :: test_ok[llvm]") for p in verdict.problems)
+    result = verdict.verdict_of(run, REGISTRY)
+    assert result.outcomes == {"failed": 1}
+    assert any(p.startswith("FAILED: //pkg:a_test_llvm :: test_ok[llvm]") for p in result.problems)
 
 
 def test_where_each_result_came_from_is_recorded(tmp_path: Path) -> None:

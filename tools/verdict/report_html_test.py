@@ -12,7 +12,7 @@ import zlib
 from pathlib import Path
 
 import pytest
-import render
+import render_html
 import report
 import sample_runs
 
@@ -118,11 +118,11 @@ def test_screenshot_shows_the_coloured_table(page: Path, tmp_path: Path) -> None
     assert len(colours) > 20, "screenshot is (nearly) blank"
     # The cell colours of passed, failed and deviation cells are on the page.
     for name in ("passed", "failed", "deviation"):
-        rgb = tuple(bytes.fromhex(render.CELL_COLOURS[name][1:]))
+        rgb = tuple(bytes.fromhex(render_html.CELL_COLOURS[name][1:]))
         assert rgb in colours, (name, rgb)
     # The verdict is at the top of the page: the FAIL banner's colour in the first 120 px.
     top = _colours(rows[:120], bpp)
-    assert tuple(bytes.fromhex(render.CELL_COLOURS["failed"][1:])) in top
+    assert tuple(bytes.fromhex(render_html.CELL_COLOURS["failed"][1:])) in top
 
 
 def test_png_reader_sees_a_blank_image_as_one_colour() -> None:

@@ -7,10 +7,13 @@ from pathlib import Path
 import conformance_check
 import fake_runs
 import pytest
-import render
+import render_html
+import render_md
 import report
+import report_model
 import results
 import sample_runs
+import verdict
 from fake_runs import case_xml, junit
 from sample_runs import CONFORMANCE, FIDELITY_ROWS, GPU_NAME, REGISTRY, USER_WHEEL, build, runs
 
@@ -43,7 +46,7 @@ def test_a_users_wheel_is_its_own_column_labelled_by_file_and_sha(tmp_path: Path
         "source": "user wheel",
         "version": "0.27.0.post1",
     }
-    assert "your wheel " + USER_WHEEL in render.scoreboard_rows({"columns": [col]})[0]["TVM"]
+    assert "your wheel " + USER_WHEEL in report_model.scoreboard_rows({"columns": [col]})[0]["TVM"]
 
 
 def test_a_later_run_of_another_wheel_cannot_relabel_a_column(tmp_path: Path) -> None:
@@ -58,7 +61,9 @@ def test_a_later_run_of_another_wheel_cannot_relabel_a_column(tmp_path: Path) ->
             start_ms=1_796_000_000_000,
         )
     )
-    built = report.build([*earlier, later], conformance_check.parse_rows(CONFORMANCE), REGISTRY)
+    built = report_model.build(
+        [*earlier, later], conformance_check.parse_rows(CONFORMANCE), REGISTRY
+    )
     titles = [c["title"] for c in built["columns"]]
     assert titles == [*TITLES, "lane default · cpu · apache_tvm-other.whl"]
     user = _rows(built)["Callback returns"][3]
@@ -100,7 +105,7 @@ def test_rows_that_differ_between_columns(tmp_path: Path) -> None:
     built = build(tmp_path)
     differ = [r["behaviour"] for r in built["matrix"] if r["differs"]]
     assert differ == ["Callback returns", "CUDA runs", "save_json of an IR node"]
-    md = render.markdown(built)
+    md = render_md.render(built)
     section = md.split("## Rows that differ between columns")[1].split("## Matrix")[0]
     assert "Callback returns" in section and "Error keeps its type" not in section
 
@@ -137,16 +142,18 @@ def test_results_sources_and_machine_are_shown_per_column(tmp_path: Path) -> Non
             remote_cached=("//py:json_test",),
         )
     )
-    built = report.build([*earlier, cached], conformance_check.parse_rows(CONFORMANCE), REGISTRY)
+    built = report_model.build(
+        [*earlier, cached], conformance_check.parse_rows(CONFORMANCE), REGISTRY
+    )
     col = built["columns"][0]
     assert col["sources"]["targets"] == {"executed": 2, "action cache": 1, "disk cache": 1}
-    board = render.scoreboard_rows(built)
+    board = report_model.scoreboard_rows(built)
     assert board[0]["results from"] == "2 executed, 1 action cache, 1 disk cache"
     assert f"GPU {GPU_NAME}" in board[4]["machine"]
 
 
 def test_deviation_cells_carry_the_reason_and_upstream_link(tmp_path: Path) -> None:
-    page = render.html_page(build(tmp_path))
+    page = render_html.render(build(tmp_path))
     assert "https://github.com/apache/tvm-ffi/issues/123" in page
     assert "arrives as RuntimeError" in page  # the reason, on hover and in the table
 
@@ -155,9 +162,9 @@ def test_exception_fidelity_and_overhead_tables(tmp_path: Path) -> None:
     built = build(tmp_path)
     assert built["columns"][0]["exception_fidelity"] == FIDELITY_ROWS
     assert built["columns"][2]["exception_fidelity"] == []
-    md = render.markdown(built)
+    md = render_md.render(built)
     assert "| OSError | cpp | RuntimeError | NO | yes | yes |  |" in md
-    names, rows = render.overhead_table(built)
+    names, rows = report_model.overhead_table(built)
     assert names == ["lane default · cpu", "lane ffi_next · cpu"]
     assert rows == [["tvm_ffi add", "ctypes add", "400 (0.80x)", "250 (0.50x)"]]
 
@@ -169,7 +176,7 @@ def test_main_writes_three_files_prints_verdicts_and_exits_with_them(
     (tmp_path / "docs").mkdir()
     (tmp_path / "docs" / "conformance.md").write_text(CONFORMANCE)
     monkeypatch.setenv("BUILD_WORKSPACE_DIRECTORY", str(tmp_path))
-    monkeypatch.setattr(results, "load_registry", lambda *_: REGISTRY)
+    monkeypatch.setattr(verdict, "load_registry", lambda *_: REGISTRY)
     assert report.main([]) == 1  # the ffi_next column fails
     out = capsys.readouterr().out
     assert "verdict: FAIL (lane ffi_next · cpu)" in out
@@ -201,7 +208,7 @@ def test_an_unmapped_failing_case_fails_the_column(tmp_path: Path) -> None:
         "//py:other_test": junit([case_xml("test_nobody_maps", "failed")]),
     }
     run = results.read_run(fake_runs.archive(tmp_path, tests, venv_record=fake_runs.venv_record()))
-    built = report.build([run], conformance_check.parse_rows(CONFORMANCE), REGISTRY)
+    built = report_model.build([run], conformance_check.parse_rows(CONFORMANCE), REGISTRY)
     assert not built["passed"]
     assert built["columns"][0]["summary"]["tvm"]["fail"] == 0  # no row shows it ...
-    assert "FAIL" in render.scoreboard_rows(built)[0]["verdict"]  # ... the verdict does
+    assert "FAIL" in report_model.scoreboard_rows(built)[0]["verdict"]  # ... the verdict does

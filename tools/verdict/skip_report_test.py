@@ -1,4 +1,4 @@
-"""tools/testing/skip_report.py: per-case counts and skip reasons from Bazel's JUnit XML."""
+"""tools/verdict/skip_report.py: per-case counts and skip reasons from Bazel's JUnit XML."""
 
 import json
 import subprocess

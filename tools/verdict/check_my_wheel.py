@@ -1,15 +1,15 @@
 #!/usr/bin/env python3
 """Check my wheel: run the suite against your TVM (and tvm-ffi) wheel, report, give the verdict.
 
-    tools/report/check_my_wheel.py --tvm-wheel /path/apache_tvm-X-py3-none-any.whl
-    tools/report/check_my_wheel.py --tvm-wheel W [--tvm-ffi-wheel F] [--config cpu|cuda|cuda_gpu]
+    tools/verdict/check_my_wheel.py --tvm-wheel /path/apache_tvm-X-py3-none-any.whl
+    tools/verdict/check_my_wheel.py --tvm-wheel W [--tvm-ffi-wheel F] [--config cpu|cuda|cuda_gpu]
                             [--lane default|ffi_next|tvm_prev] [-- extra ./bazelw test args]
 
 It checks the wheels before anything is built (a wheel of the right distribution, a readable
 file), runs `./bazelw test` over `//...` with the wheels replacing the lane's pinned TVM /
 tvm-ffi (the venv is keyed by each wheel's sha256), writes the report of that run alone to
 `conformance-report/` (or --out), compared with the previous run of the same wheels and config
-where there is one, prints the verdict (tools/testing/results.py verdict()) and exits with it:
+where there is one, prints the verdict (tools/verdict/verdict.py verdict_of()) and exits with it:
 0 only when every target and every case of the run is as the registry of deviations says.
 
 configs: cpu runs the llvm set; cuda adds the CUDA variants (cuda cases skip, with their reason,
@@ -31,13 +31,15 @@ from pathlib import Path
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.environ.get("BUILD_WORKSPACE_DIRECTORY") or os.path.dirname(os.path.dirname(HERE))
-sys.path[:0] = [HERE, os.path.join(os.path.dirname(HERE), "testing")]
+sys.path.insert(0, HERE)
 sys.path.append(os.path.join(os.path.dirname(HERE), "config"))
 
 import conformance_check  # noqa: E402
 import lanes as lanes_table  # noqa: E402
 import report  # noqa: E402
+import report_model  # noqa: E402
 import results  # noqa: E402
+import verdict  # noqa: E402
 
 CONFIGS = {"cpu": [], "cuda": ["--config=cuda"], "cuda_gpu": ["--config=cuda_gpu"]}
 WHEEL_VARS = {
@@ -46,7 +48,7 @@ WHEEL_VARS = {
 }
 
 
-KEYS = {"apache-tvm": "tvm", "apache-tvm-ffi": "tvm_ffi"}  # results.identity_of's keys
+KEYS = {"apache-tvm": "tvm", "apache-tvm-ffi": "tvm_ffi"}  # archive.identity_of's keys
 
 
 def sha256_of(path: str) -> str:
@@ -146,7 +148,7 @@ def main(argv: list[str] | None = None) -> int:
     ]
     with open(os.path.join(ROOT, "docs", "conformance.md"), encoding="utf-8") as stream:
         rows = conformance_check.parse_rows(stream.read())
-    built = report.build([*same, run], rows, results.load_registry(ROOT))
+    built = report_model.build([*same, run], rows, verdict.load_registry(ROOT))
     report.write(built, args.out)
     column = built["columns"][0]
     for problem in column["verdict"]["problems"]:

@@ -12,7 +12,7 @@ Standard library only, so any python3 runs it (./bazelw and .ci/run call it afte
 
 bazel-testlogs keeps results of earlier invocations too (e.g. cuda variants from a previous
 --config=cuda run); `--bep` reads the file of `bazel test --build_event_json_file=FILE` and
-`--run` a run archive (tools/testing/results.py); both report only the tests of that
+`--run` a run archive (tools/verdict/results.py); both report only the tests of that
 invocation, cached ones included.
 
 Labels (`//pkg:name`, `//pkg:all`, `//pkg/...`) restrict the report to those targets; a

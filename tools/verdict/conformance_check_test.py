@@ -1,5 +1,5 @@
 """conformance_check: rows label the run's cases (passed, listed deviation, not run); the check's
-exit status is results.verdict() over every case, rows or not."""
+exit status is verdict.verdict_of() over every case, rows or not."""
 
 from pathlib import Path
 
@@ -7,6 +7,7 @@ import conformance_check
 import fake_runs
 import pytest
 import results
+import verdict
 from fake_runs import case_xml, junit
 
 DEVIATIONS = fake_runs.Registry(
@@ -177,7 +178,7 @@ def test_strict_xpass_fails_and_names_the_deviation_to_remove(
 def test_variant_isolation_violations_fail(tmp_path: Path, label: str, properties: dict) -> None:
     extra = {label: junit([case_xml("test_x", properties=properties)])}
     run = _run(tmp_path, extra=extra)
-    problems = results.isolation_problems(run)
+    problems = verdict.isolation_problems(run)
     assert len(problems) == 1 and label in problems[0], problems
 
 
@@ -187,7 +188,7 @@ def test_another_targets_case_id_in_a_variant_fails(tmp_path: Path, case: str) -
     label = "//pkg:iso_test_llvm"
     extra = {label: junit([case_xml(case, properties={"tvm_target": "llvm"})])}
     run = _run(tmp_path, extra=extra)
-    problems = results.isolation_problems(run)
+    problems = verdict.isolation_problems(run)
     assert len(problems) == 1 and label in problems[0], problems
 
 
@@ -197,7 +198,7 @@ def test_variant_isolation_holds_for_own_target_and_independent_cases(tmp_path: 
         "//pkg:iso_test_independent": junit([case_xml("test_y")]),
         "//cpp:g_test_cuda": GTEST_XML,  # googletest records no properties: not checked
     }
-    assert results.isolation_problems(_run(tmp_path, extra=extra)) == []
+    assert verdict.isolation_problems(_run(tmp_path, extra=extra)) == []
 
 
 def test_kit_rows_are_counted_apart(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

@@ -1,43 +1,20 @@
-"""The conformance report: which behaviours hold for each TVM build, config and machine tested.
+"""The conformance report's model: columns (runs), rows (behaviours), cells, and the views of
+them that every renderer shows (render_md.py, render_html.py, render_json.py).
 
-    ./bazelw run //tools/report                          # newest run per identity and config
-    ./bazelw run //tools/report -- conformance-runs/A conformance-runs/B   # exactly these runs
-    ./bazelw run //tools/report -- --all                 # every archived run, one column each
-
-writes `conformance-report/` at the workspace root: report.md, report.html (self-contained, no
-network) and report.json, prints each column's verdict line and summary line
-
-    verdict: PASS|FAIL (<identity>): T targets (...), C cases (...), bazel exit N, P problems
-    N behaviours: P hold, D deviations, F fail, S skipped on <column>
-
-and exits 1 when any column's verdict is FAIL (results.verdict(), the same function as
-`./bazelw test` and the conformance check).
-
-A column is one run. Runs are never merged: by default the newest run of each identity
-(lane + the sha256 of the TVM and tvm-ffi wheels its venv installed, from run.json) and config
-(cpu, cuda, cuda_gpu, +asan/+ubsan) is shown, so a user's wheel is its own column and a run of
-another wheel can never relabel one. Each column's header is what ./bazelw recorded in that
-run's archive: the identity, the machine, and where the results came from (executed here, the
-action cache, the disk cache or a remote cache). Rows are the behaviours of docs/conformance.md
-(labels only: the verdict counts every case); a cell aggregates the row's cases over targets
-and exec modes ("2/2", a deviation id, "crashed", "1/2 failed"), details on hover. A section
-lists the rows whose outcome differs between columns, and each column is compared with the
-previous run of the same identity and config (added, fixed, newly failing, changed).
+`build()` turns runs into one JSON-able dict; report.py is the command line.
 """
 
 from __future__ import annotations
 
-import argparse
 import collections
 import datetime
-import json
 import os
-import sys
+import re
 from dataclasses import dataclass, field
 
 import conformance_check
-import render
 import results
+import verdict
 
 # A JSON table a test writes into its undeclared outputs ({"title", "rows": [...]}); shown as
 # a section per column (//python/tests/robustness:exception_fidelity_test writes it).
@@ -108,7 +85,7 @@ class Cell:
 
 
 def outcome_of(
-    label: str, case_id: str, run: results.Run, registry: results.Registry
+    label: str, case_id: str, run: results.Run, registry: verdict.Registry
 ) -> Outcome | None:
     """The outcome of one case a row names, or None when its target did not run."""
     target = run.targets.get(label)
@@ -116,10 +93,10 @@ def outcome_of(
         return None
     test = f"{label} :: {case_id}"
     case = target.case(case_id)
-    suffix = results.variant_suffix(label)
-    default_target = suffix if suffix in results.TARGET_SUFFIXES else "any"
+    suffix = verdict.variant_suffix(label)
+    default_target = suffix if suffix in verdict.TARGET_SUFFIXES else "any"
     if case is None:
-        detail = f"target {target.status}" if target.status != results.PASSING_STATUS else ""
+        detail = f"target {target.status}" if target.status != verdict.PASSING_STATUS else ""
         return Outcome(test, default_target, "any", "failed", detail or "case not reported")
     where = (
         case.properties.get("tvm_target") or default_target,
@@ -164,7 +141,7 @@ def behaviours(rows: list[conformance_check.Row]) -> list[Behaviour]:
     return list(found.values())
 
 
-def cells_of(run: results.Run, items: list[Behaviour], registry: results.Registry) -> list[Cell]:
+def cells_of(run: results.Run, items: list[Behaviour], registry: verdict.Registry) -> list[Cell]:
     """One cell per behaviour for one run."""
     cells = []
     for item in items:
@@ -274,7 +251,7 @@ def select(
 def build(
     runs: list[results.Run],
     rows: list[conformance_check.Row],
-    registry: results.Registry,
+    registry: verdict.Registry,
     every: bool = False,
     previous_runs: bool = True,
 ) -> dict:
@@ -288,7 +265,7 @@ def build(
         cells = cells_of(run, items, registry)
         all_cells.append(cells)
         title = column_title(run)
-        verdict = results.verdict(run, registry, rows)
+        result = verdict.verdict_of(run, registry, rows)
         seen: dict[str, list[str]] = {}
         skips: collections.Counter[str] = collections.Counter()
         for target, case in run.cases():
@@ -311,7 +288,7 @@ def build(
                 "identity": run.identity,
                 "machine": dict(run.meta.get("machine") or {}),
                 "sources": sources(run),
-                "verdict": {**verdict.to_json(), "line": verdict.line(title)},
+                "verdict": {**result.to_json(), "line": result.line(title)},
                 "cases": sum(len(t.cases) for t in run.targets.values()),
                 "targets": len(run.targets),
                 "deviations": {
@@ -366,66 +343,103 @@ def build(
     }
 
 
-def write(report: dict, out_dir: str) -> None:
-    """report.md, report.html and report.json into `out_dir`."""
-    os.makedirs(out_dir, exist_ok=True)
-    for name, text in (
-        ("report.md", render.markdown(report)),
-        ("report.html", render.html_page(report)),
-        ("report.json", json.dumps(report, indent=1, sort_keys=True) + "\n"),
-    ):
-        with open(os.path.join(out_dir, name), "w", encoding="utf-8") as stream:
-            stream.write(text)
+# --- Views of the model that every renderer shows ----------------------------------------------
+FIDELITY_COLUMNS = (
+    ("case", "case"),
+    ("crossing", "crossing"),
+    ("caught", "arrives as"),
+    ("type_kept", "type kept"),
+    ("args_kept", "args kept"),
+    ("picklable", "picklable"),
+    ("attribute_kept", "attribute kept"),
+)
+OVERHEAD_NOTE = (
+    "ns per call (ratio to a floor timed in the same process), from "
+    "//benchmarks:overhead_ratio_test; compare ratios across machines, not ns."
+)
+_UPSTREAM = re.compile(r"^(?P<repo>[\w.-]+/[\w.-]+)#(?P<num>\d+)$")
 
 
-def main(argv: list[str] | None = None) -> int:
-    """Command line: build the report from run archives; exit 1 when a column fails."""
-    workspace = os.environ.get("BUILD_WORKSPACE_DIRECTORY") or os.getcwd()
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument(
-        "runs", nargs="*", help="run archives or directories of them (default conformance-runs/)"
-    )
-    parser.add_argument(
-        "--all", action="store_true", help="one column per run, even of one identity"
-    )
-    parser.add_argument("--conformance", default=os.path.join(workspace, "docs", "conformance.md"))
-    parser.add_argument("--out", default=os.path.join(workspace, "conformance-report"))
-    args = parser.parse_args(argv)
-    named = bool(args.runs)
-    paths = [p if os.path.isabs(p) else os.path.join(workspace, p) for p in args.runs] or [
-        os.path.join(workspace, "conformance-runs")
+def upstream_url(ref: str) -> str:
+    """`apache/tvm#123` -> its GitHub URL; a URL stays; anything else gives ""."""
+    ref = ref.strip()
+    if ref.startswith("https://"):
+        return ref
+    match = _UPSTREAM.match(ref)
+    return f"https://github.com/{match['repo']}/issues/{match['num']}" if match else ""
+
+
+def short_sha(entry: object) -> str:
+    """`0.27.0.post1 (sha256 1a2b3c4d)` of an identity entry."""
+    if not isinstance(entry, dict):
+        return "unknown"
+    sha = str(entry.get("sha256", ""))[:8] or "no sha256"
+    text = f"{entry.get('version', '?')} (sha256 {sha})"
+    if entry.get("source") == "user wheel":
+        text += f", your wheel {entry.get('file', '')}"
+    return text
+
+
+def scoreboard_rows(report: dict) -> list[dict[str, str]]:
+    """One dict per column: the scoreboard's cells as text."""
+    out = []
+    for col in report["columns"]:
+        ident, machine, verdict = col["identity"], col["machine"], col["verdict"]
+        s = col["summary"]["tvm"]
+        src = ", ".join(f"{n} {k}" for k, n in col["sources"]["targets"].items()) or "no targets"
+        if col["sources"]["hosts"]:
+            src += " (hosts: " + ", ".join(col["sources"]["hosts"]) + ")"
+        outcomes = verdict["outcomes"]
+        out.append(
+            {
+                "column": col["title"],
+                "verdict": ("PASS" if verdict["passed"] else f"FAIL ({len(verdict['problems'])})"),
+                "behaviours": f"{s['hold']} hold, {s['deviations']} dev, {s['fail']} fail, "
+                f"{s['skipped']} skip, {s['not_run']} not run",
+                "cases": ", ".join(f"{n} {k}" for k, n in sorted(outcomes.items())),
+                "TVM": short_sha(ident.get("tvm")),
+                "tvm-ffi": short_sha(ident.get("tvm_ffi")),
+                "machine": f"{machine.get('host', '?')}: {machine.get('cpu', '?')}, "
+                f"GPU {machine.get('gpu', '?')}",
+                "results from": src,
+                "run": f"{col['run']} ({col['wall_s']:.0f} s)",
+            }
+        )
+    return out
+
+
+def fidelity_value(row: dict, key: str) -> str:
+    """One exception-fidelity cell as text (yes / NO, the attribute it kept)."""
+    value = row.get(key, "")
+    text = ("yes" if value else "NO") if isinstance(value, bool) else str(value)
+    if key == "attribute_kept" and "attribute" in row:
+        return f"{row['attribute']}: {text}"
+    return text
+
+
+def overhead_table(report: dict) -> tuple[list[str], list[list[str]]]:
+    """Columns that measured the overhead, and a row per case: case, floor, `ns (ratio x)`."""
+    cols = [c for c in report["columns"] if c.get("overhead")]
+    cases: dict[tuple[str, str], dict[str, str]] = {}
+    for col in cols:
+        for row in col["overhead"]:
+            key = (str(row.get("case", "?")), str(row.get("floor", "?")))
+            cases.setdefault(key, {})[col["title"]] = (
+                f"{float(row.get('ns', 0)):.0f} ({float(row.get('ratio', 0)):.2f}x)"
+            )
+    rows = [
+        [case, floor] + [by_col.get(c["title"], "") for c in cols]
+        for (case, floor), by_col in cases.items()
     ]
-    try:
-        run_dirs = [d for p in paths for d in results.runs_in(p)]
-    except FileNotFoundError as err:
-        print(f"report: {err}; run ./bazelw test first", file=sys.stderr)
-        return 1
-    if not run_dirs:
-        print(
-            f"report: no run archives in {', '.join(paths)}; run ./bazelw test first",
-            file=sys.stderr,
-        )
-        return 1
-    runs = [results.read_run(d) for d in run_dirs]
-    with open(args.conformance, encoding="utf-8") as stream:
-        rows = conformance_check.parse_rows(stream.read())
-    # Runs named on the command line are shown as given (each its own column); a directory of
-    # archives shows the newest per identity and config, compared with the one before.
-    every = args.all or (
-        named
-        and all(
-            os.path.isfile(os.path.join(d, results.ARCHIVE_EVENTS)) or os.path.isfile(d)
-            for d in paths
-        )
-    )
-    report = build(runs, rows, results.load_registry(workspace), every=every)
-    write(report, args.out)
-    print(f"report: {len(runs)} run(s), {len(report['columns'])} column(s) -> {args.out}")
-    for column in report["columns"]:
-        print(column["verdict"]["line"])
-        print(column["summary_line"])
-    return 0 if report["passed"] else 1
+    return [c["title"] for c in cols], rows
 
 
-if __name__ == "__main__":
-    sys.exit(main())
+def diff_lines(col: dict) -> list[str]:
+    """A column's diff against the previous run of its identity, a line per kind."""
+    d = col.get("diff")
+    if not d:
+        return ["No earlier run of this identity and config."]
+    lines = [f"Against {d['previous']}:"]
+    for key in ("newly failing", "fixed", "added", "changed"):
+        lines.append(f"{key}: {len(d[key])}" + (" — " + "; ".join(d[key]) if d[key] else ""))
+    return lines

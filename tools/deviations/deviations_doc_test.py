@@ -11,7 +11,7 @@ from tvm_conformance.runfiles import rlocation
 def test_checked_in_doc_is_current() -> None:
     doc = Path(rlocation("docs/deviations.md")).read_text(encoding="utf-8")
     assert doc == deviations_doc.render(deviation_registry.DEVIATIONS), (
-        "docs/deviations.md is stale: ./bazelw run //tools/testing:deviations_doc"
+        "docs/deviations.md is stale: ./bazelw run //tools/deviations:deviations_doc"
     )
 
 

@@ -169,7 +169,7 @@ def test_command_line_is_standard_library_only(tmp_path: Path) -> None:
     # -E -S: no PYTHONPATH, no site-packages.
     script = Path(results.__file__).with_name("results.py")
     out = subprocess.run(
-        [sys.executable, "-E", "-S", str(script), "show", str(bep)],
+        [sys.executable, "-E", "-S", str(script), str(bep)],
         capture_output=True,
         text=True,
         check=True,

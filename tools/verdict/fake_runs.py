@@ -2,7 +2,7 @@
 
 A fake run is what Bazel would leave: a testlogs tree with test.xml files and a build event
 JSON file naming some of them, with the canonical command line carrying `//tools/config`
-flags. ``archive`` turns it into a run archive with results.archive_run, as ./bazelw does.
+flags. ``archive`` turns it into a run archive with archive_run, as ./bazelw does.
 """
 
 from __future__ import annotations
@@ -13,7 +13,8 @@ import zipfile
 from pathlib import Path
 from xml.sax.saxutils import quoteattr
 
-import results
+import event_writer
+from archive import archive_run
 
 # An rc-file line as Bazel lists it: not a flag in force (the reader must ignore it).
 _RC_LINE = "--default_override=2:build:x=--//tools/config:lane=no"
@@ -140,7 +141,7 @@ def write_bep(
                 xml.write_text(run_text)
                 action_outputs = [("test.xml", str(xml))]
             events.append(
-                results.test_result_event(
+                event_writer.test_result_event(
                     label,
                     (statuses or {}).get(label, "FAILED" if "<failure" in run_text else "PASSED"),
                     action_outputs,
@@ -150,10 +151,10 @@ def write_bep(
                     cached_remotely=label in remote_cached,
                 )
             )
-    events.extend(results.test_summary_event(label, "FAILED_TO_BUILD") for label in not_built)
-    events.append(results.build_finished_event(start_ms + 60_000, exit_code))
+    events.extend(event_writer.test_summary_event(label, "FAILED_TO_BUILD") for label in not_built)
+    events.append(event_writer.build_finished_event(start_ms + 60_000, exit_code))
     bep = root / "bep.json"
-    results.write_events(str(bep), events)
+    event_writer.write_events(str(bep), events)
     return bep
 
 
@@ -175,7 +176,7 @@ def archive(
     if venv_record is not None:
         record = work / "tvm_conformance_venv.json"
         record.write_text(json.dumps(venv_record))
-    return results.archive_run(
+    return archive_run(
         str(bep),
         str(root / "conformance-runs"),
         ["test", *flags, "//..."],

@@ -1,0 +1,199 @@
+#!/usr/bin/env python3
+"""Archive one `bazel test` invocation as a run (the layout results.py reads).
+
+./bazelw calls it after each `test`: the build events, a copy of every test.xml and outputs.zip
+they name, and run.json (what was tested: the venv identity; this machine's facts). Standard
+library only.
+
+    archive.py --bep FILE --root DIR --exit-code N --start T --end T -- ARGS...
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime
+import json
+import os
+import platform
+import shutil
+import subprocess
+import sys
+from typing import Any
+
+import results
+from results import ARCHIVE_EVENTS, ARCHIVE_META, archived_outputs, archived_xml
+
+
+def venv_repository(lane: str) -> str:
+    """The external repository of a lane's venv (WORKSPACE): python_venv[_<lane>]."""
+    return "python_venv" if lane == "default" else f"python_venv_{lane}"
+
+
+def venv_record_path(events: list[dict], lane: str) -> str | None:
+    """tvm_conformance_venv.json of the lane's venv, found from the build events' exec root."""
+    for event in events:
+        exec_root = event.get("workspaceInfo", {}).get("localExecRoot")
+        if exec_root:
+            output_base = os.path.dirname(os.path.dirname(exec_root))
+            path = os.path.join(
+                output_base, "external", venv_repository(lane), "venv", "tvm_conformance_venv.json"
+            )
+            return path if os.path.isfile(path) else None
+    return None
+
+
+def identity_of(record: dict[str, Any], lane: str) -> dict[str, Any]:
+    """The venv identity from its record: lane, and version, wheel file and sha256 of TVM and
+    tvm-ffi (a user's wheel, or the pinned one pip installed)."""
+    identity: dict[str, Any] = {"lane": record.get("lane", lane)}
+    installed = record.get("installed", {})
+    for key, dist in (("tvm", "apache-tvm"), ("tvm_ffi", "apache-tvm-ffi")):
+        entry = dict(installed.get(dist, {}))
+        entry.setdefault("version", record.get("packages", {}).get(dist, "unknown"))
+        user = record.get("user_wheels", {}).get(dist)
+        if user:
+            entry.update(user, source="user wheel")
+        entry.setdefault("source", "pinned lock")
+        identity[key] = entry
+    identity["tvm_libinfo"] = record.get("tvm_libinfo", {})
+    return identity
+
+
+def machine_facts() -> dict[str, str]:
+    """OS, CPU, GPU and driver of this machine (for the report's header), Python standard
+    library only: what executed the run's uncached tests."""
+    cpu = platform.processor() or platform.machine()
+    try:
+        for line in open("/proc/cpuinfo", encoding="utf-8"):
+            if line.startswith("model name"):
+                cpu = line.split(":", 1)[1].strip()
+                break
+    except OSError:
+        pass
+    gpu, driver = "none", "nvidia-smi not found"
+    smi = shutil.which("nvidia-smi")
+    if smi:
+        query = [smi, "--query-gpu=name,driver_version", "--format=csv,noheader"]
+        try:
+            out = subprocess.run(query, capture_output=True, text=True, timeout=30, check=True)
+            rows = [r.split(",") for r in out.stdout.strip().splitlines() if r.strip()]
+            if rows:
+                gpu, driver = "; ".join(r[0].strip() for r in rows), rows[0][-1].strip()
+            else:
+                driver = "nvidia-smi lists no GPU"
+        except (subprocess.SubprocessError, OSError) as err:
+            driver = f"nvidia-smi failed: {err}"
+    return {
+        "host": platform.node(),
+        "os": platform.platform(),
+        "cpu": f"{cpu} ({os.cpu_count()} cores)",
+        "gpu": gpu,
+        "gpu_driver": driver,
+        "python": platform.python_version(),
+    }
+
+
+def archive_run(
+    bep: str,
+    root: str,
+    args: list[str],
+    exit_code: int,
+    start: float,
+    end: float,
+    venv_record: str | None = None,
+) -> str:
+    """Copy one invocation into `<root>/<UTC start>-<lane>/`; return that directory.
+
+    run.json records what was tested (the venv identity: lane, TVM and tvm-ffi versions, wheel
+    files and sha256, from the venv's record) and this machine's facts, so that the report's
+    header never comes from a test result (which a cache could bring from another machine).
+    """
+    events = results.read_events(bep)
+    flags = results.config_flags(results.command_options(events))
+    lane = results.lane_of(flags)
+    record_path = venv_record or venv_record_path(events, lane)
+    record: dict[str, Any] = {}
+    if record_path:
+        try:
+            with open(record_path, encoding="utf-8") as stream:
+                record = json.load(stream)
+        except (OSError, ValueError):
+            record = {}
+    stamp = datetime.datetime.fromtimestamp(start, datetime.timezone.utc).strftime("%Y%m%dT%H%M%SZ")
+    # A run of a user's wheel is named by it too: `<stamp>-<lane>-wheel-<sha256 prefix>`.
+    user = sorted(w.get("sha256", "")[:12] for w in record.get("user_wheels", {}).values())
+    name = f"{stamp}-{lane}" + "".join(f"-wheel-{sha}" for sha in user)
+    dest = os.path.join(root, name)
+    suffix = 1
+    while os.path.exists(dest):
+        suffix += 1
+        dest = os.path.join(root, f"{name}-{suffix}")
+    os.makedirs(dest)
+    shutil.copyfile(bep, os.path.join(dest, ARCHIVE_EVENTS))
+    attempts = results.attempts_of(events)
+    shard_count = results.shard_counts(attempts)
+    missing = []
+    for a in attempts:
+        target = os.path.join(dest, archived_xml(a.label, a.shard, a.run, shard_count[a.label]))
+        if a.xml and os.path.isfile(a.xml):
+            os.makedirs(os.path.dirname(target), exist_ok=True)
+            shutil.copyfile(a.xml, target)
+        else:
+            missing.append(a.label)
+        if a.outputs and os.path.isfile(a.outputs):
+            outputs = os.path.join(
+                dest, archived_outputs(a.label, a.shard, a.run, shard_count[a.label])
+            )
+            os.makedirs(os.path.dirname(outputs), exist_ok=True)
+            shutil.copyfile(a.outputs, outputs)
+    meta = {
+        "bazel_args": args,
+        "exit_code": exit_code,
+        "start": start,
+        "end": end,
+        "start_utc": datetime.datetime.fromtimestamp(start, datetime.timezone.utc).isoformat(),
+        "wall_s": round(end - start, 3),
+        "lane": lane,
+        "flags": flags,
+        "config": results.config_name(flags),
+        "cuda": results.flag_on(flags, "cuda"),
+        "cuda_gpu": results.flag_on(flags, "require_gpu"),
+        "identity": identity_of(record, lane) if record else {"lane": lane},
+        "venv_record": record,
+        "machine": machine_facts(),
+        "targets": len({a.label for a in attempts}),
+        "missing_test_xml": sorted(set(missing)),
+    }
+    with open(os.path.join(dest, ARCHIVE_META), "w", encoding="utf-8") as stream:
+        json.dump(meta, stream, indent=1, sort_keys=True)
+        stream.write("\n")
+    return dest
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Command line: archive one invocation; print the run's directory."""
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--bep", required=True)
+    parser.add_argument("--root", required=True, help="e.g. <workspace>/conformance-runs")
+    parser.add_argument("--exit-code", type=int, required=True)
+    parser.add_argument("--start", type=float, required=True, help="seconds since the epoch")
+    parser.add_argument("--end", type=float, required=True)
+    parser.add_argument("--venv-record", help="the lane venv's tvm_conformance_venv.json")
+    parser.add_argument("bazel_args", nargs="*")
+    args = parser.parse_args(argv)
+    print(
+        archive_run(
+            args.bep,
+            args.root,
+            args.bazel_args,
+            args.exit_code,
+            args.start,
+            args.end,
+            args.venv_record,
+        )
+    )
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

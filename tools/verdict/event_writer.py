@@ -1,0 +1,58 @@
+"""Write build events: the one writer of what results.py reads.
+
+The GPU runner (tools/gpu_runner/run_bundle.py, without Bazel) and the tests' fake runs
+(fake_runs.py) write their runs with it, so both produce exactly what a `./bazelw test` archive
+holds. Standard library only.
+"""
+
+from __future__ import annotations
+
+import json
+
+
+def test_result_event(
+    label: str,
+    status: str,
+    outputs: list[tuple[str, str]],
+    millis: int,
+    run: int = 1,
+    cached_locally: bool = False,
+    cached_remotely: bool | None = None,
+) -> dict:
+    """A testResult event: `outputs` are (name, path) of the attempt's files (test.xml, ...)."""
+    result: dict[str, object] = {
+        "status": status,
+        "testAttemptDurationMillis": str(millis),
+        "testActionOutput": [{"name": name, "uri": "file://" + path} for name, path in outputs],
+    }
+    if cached_locally:
+        result["cachedLocally"] = True
+    if cached_remotely is not None:
+        result["executionInfo"] = {"cachedRemotely": cached_remotely}
+    return {
+        "id": {"testResult": {"label": label, "run": run, "shard": 1, "attempt": 1}},
+        "testResult": result,
+    }
+
+
+def test_summary_event(label: str, status: str) -> dict:
+    """A testSummary event: the target's overall status (PASSED, FAILED, FAILED_TO_BUILD...)."""
+    return {"id": {"testSummary": {"label": label}}, "testSummary": {"overallStatus": status}}
+
+
+def build_finished_event(finish_ms: int, exit_code: int) -> dict:
+    """The buildFinished event: when, and the exit code (0: success)."""
+    return {
+        "id": {"buildFinished": {}},
+        "finished": {
+            "overallSuccess": exit_code == 0,
+            "finishTimeMillis": str(finish_ms),
+            "exitCode": {"name": "OK" if exit_code == 0 else "FAILED", "code": exit_code},
+        },
+    }
+
+
+def write_events(path: str, events: list[dict]) -> None:
+    """Write `events` as a build event file (one JSON object a line), as Bazel's BEP JSON."""
+    with open(path, "w", encoding="utf-8") as stream:
+        stream.writelines(json.dumps(event) + "\n" for event in events)
