@@ -29,7 +29,7 @@ only when given ``--tvm-targets`` or the ``tvm_test_targets`` ini value.
   JUnit XML holds its own target only; ``--tvm-variant=independent`` keeps only
   the cases that take no target. Each targeted case records the JUnit
   properties ``tvm_target`` (and ``exec_mode`` when it has one).
-* ``--tvm-require-gpu`` (the GPU lane, ``--config=cuda_gpu``): a GPU case that
+* ``--tvm-require-gpu`` (the GPU runner config, ``--config=cuda_gpu``): a GPU case that
   would skip fails instead, and the summary counts them by reason.
 * GPU targets get the ``gpu`` mark, so ``-m gpu`` / ``-m 'not gpu'`` select
   them. The decorators in :mod:`tvm_conformance.testing` add marks that this
@@ -66,7 +66,7 @@ _MARKERS = (
     "targets (tvm_conformance.testing.known_failing_targets)",
     f"{_testing.REQUIRES_MARK}(kind): skip unless the runtime can run here "
     "(tvm_conformance.testing.requires_<kind>)",
-    f"{_testing.LANE_MARK}(target): the case takes no target but belongs to target's Bazel "
+    f"{_testing.VARIANT_MARK}(target): the case takes no target but belongs to target's Bazel "
     "variant (tvm_conformance.testing.compiles_for; a case whose every target is excluded)",
     "tvm_deviation_not_applicable(id): a listed deviation that the installed TVM does not "
     "show; the test must pass (tvm_conformance.deviations.xfail)",
@@ -113,7 +113,7 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         dest="tvm_require_gpu",
         action="store_true",
         default=False,
-        help="GPU lane: a GPU case that would skip (no device, runtime missing) fails.",
+        help="GPU runner config: a GPU case that would skip (no device, runtime missing) fails.",
     )
     parser.addini(
         "tvm_test_targets",
@@ -280,10 +280,10 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
         names = ", ".join(t.id for t in chosen)
         reason = f"exclude_targets removes every target in force ({names})"
         # The skip belongs to the excluded targets' variant, not the target-independent one.
-        lane = getattr(pytest.mark, _testing.LANE_MARK)(chosen[0].id)
+        variant_mark = getattr(pytest.mark, _testing.VARIANT_MARK)(chosen[0].id)
         metafunc.parametrize(
             "target",
-            [pytest.param(None, marks=[pytest.mark.skip(reason=reason), lane])],
+            [pytest.param(None, marks=[pytest.mark.skip(reason=reason), variant_mark])],
             ids=["no-target"],
             indirect=True,
         )
@@ -301,10 +301,10 @@ def _item_target(item: pytest.Item) -> _targets.TargetInfo | None:
         return None  # not a TVM target string: leave the test alone
 
 
-def _lane_target(item: pytest.Item) -> str | None:
+def _variant_target(item: pytest.Item) -> str | None:
     """The target whose variant runs ``item``: its ``target`` parameter, else the runtime
     of a ``requires_<runtime>`` mark (``requires_gpu``: ``cuda``), else the kind of a
-    ``tvm_lane`` mark (``compiles_for``, every target excluded), else None (independent).
+    ``tvm_variant`` mark (``compiles_for``, every target excluded), else None (independent).
     """
     target = _item_target(item)
     if target is not None:
@@ -313,7 +313,7 @@ def _lane_target(item: pytest.Item) -> str | None:
     if mark is not None:
         kind = str(mark.args[0])
         return "cuda" if kind == "gpu" else kind
-    mark = item.get_closest_marker(_testing.LANE_MARK)
+    mark = item.get_closest_marker(_testing.VARIANT_MARK)
     return str(mark.args[0]) if mark is not None else None
 
 
@@ -334,14 +334,14 @@ def _select_variant(config: pytest.Config, items: list[pytest.Item]) -> None:
             raise pytest.UsageError(str(err)) from None
     kept, dropped, orphans = [], [], []
     for item in items:
-        lane = _lane_target(item)
+        owner = _variant_target(item)
         if variant == INDEPENDENT:
-            keep = lane is None
-        elif lane is None:
+            keep = owner is None
+        elif owner is None:
             keep = False
             orphans.append(item.nodeid)
         else:
-            keep = lane == variant or (wanted is not None and wanted.matches(lane))
+            keep = owner == variant or (wanted is not None and wanted.matches(owner))
         (kept if keep else dropped).append(item)
     if orphans and config.getoption("tvm_independent_cases") == "error":
         names = ", ".join(orphans[:5]) + (" ..." if len(orphans) > 5 else "")
@@ -363,9 +363,9 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     """
     _select_variant(config, items)
     for item in items:
-        lane = _lane_target(item)
-        if lane is not None:
-            item.user_properties.append(("tvm_target", lane))
+        owner = _variant_target(item)
+        if owner is not None:
+            item.user_properties.append(("tvm_target", owner))
         callspec = getattr(item, "callspec", None)
         if callspec is not None and isinstance(callspec.params.get("exec_mode"), str):
             item.user_properties.append(("exec_mode", callspec.params["exec_mode"]))
@@ -427,21 +427,21 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) ->
         item.config.stash[_GPU_MISSES].append((item.nodeid, reason))
         report.outcome = "failed"
         report.longrepr = (
-            f"GPU lane (--tvm-require-gpu): this GPU case could not run here: {reason}"
+            f"GPU runner config (--tvm-require-gpu): this GPU case could not run here: {reason}"
         )
 
 
 def pytest_terminal_summary(terminalreporter: Any, config: pytest.Config) -> None:
-    """Count the GPU cases that could not run in the GPU lane, by reason."""
+    """Count the GPU cases that could not run in the GPU runner config, by reason."""
     misses = config.stash.get(_GPU_MISSES, [])
     if not misses:
         return
     by_reason: dict[str, int] = {}
     for _, reason in misses:
         by_reason[reason] = by_reason.get(reason, 0) + 1
-    terminalreporter.section("GPU lane", sep="=", red=True)
+    terminalreporter.section("GPU runner config", sep="=", red=True)
     terminalreporter.line(
-        f"GPU lane: {len(misses)} GPU case(s) could not run here and fail "
+        f"GPU runner config: {len(misses)} GPU case(s) could not run here and fail "
         "(--tvm-require-gpu, --config=cuda_gpu):"
     )
     for reason, count in sorted(by_reason.items(), key=lambda kv: -kv[1]):

@@ -31,7 +31,7 @@ TARGETS_MARK = "tvm_targets"
 EXCLUDE_MARK = "tvm_exclude_targets"
 KNOWN_FAILING_MARK = "tvm_known_failing_targets"
 REQUIRES_MARK = "tvm_requires"
-LANE_MARK = "tvm_lane"
+VARIANT_MARK = "tvm_variant"
 GPU_MARK = "gpu"
 
 
@@ -77,7 +77,7 @@ def compiles_for(kind: str) -> pytest.MarkDecorator:
     It takes no ``target`` and needs no device, but belongs to ``kind``'s Bazel variant
     (``<name>_cuda``, under --config=cuda), not to the target-independent one.
     """
-    return getattr(pytest.mark, LANE_MARK)(kind)
+    return getattr(pytest.mark, VARIANT_MARK)(kind)
 
 
 def uses_gpu(func: F) -> F:
