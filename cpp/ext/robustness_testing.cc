@@ -1,6 +1,6 @@
-// Robustness fixtures (issue 12): a closure made in C++ that forwards to a
-// Python callable, and a C++ loop that calls a callback many times and
-// counts the errors it raised, for the property and leak checks of
+// Robustness fixtures (docs/robustness.md): a closure made in C++ that
+// forwards to a Python callable, and a C++ loop that calls a callback many
+// times and counts the errors it raised, for the property and leak checks of
 // python/tests/robustness/.
 #include <tvm/ffi/any.h>
 #include <tvm/ffi/error.h>

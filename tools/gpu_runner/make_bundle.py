@@ -50,7 +50,7 @@ XZ_FILTERS = [
     {"id": lzma.FILTER_X86},
     {"id": lzma.FILTER_LZMA2, "preset": 9, "dict_size": 256 * 1024 * 1024},
 ]
-# The bundle's budget (issue 14): the archive must stay small enough to ship to every runner.
+# The bundle's budget (docs/deployment.md): small enough to ship to every runner.
 MAX_BYTES = 60 * 1024 * 1024
 
 

@@ -1,4 +1,4 @@
-"""Exception fidelity (issue 12, section 4): builtin exceptions raised in a Python callback.
+"""Exception fidelity (docs/robustness.md): builtin exceptions raised in a Python callback.
 
 Every builtin exception class (the whole hierarchy, BaseException subclasses included) and a
 few richer instances (OSError with errno and filename, several args, ``__cause__``,

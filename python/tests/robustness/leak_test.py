@@ -1,4 +1,4 @@
-"""Leaks and lifetimes (issue 12, section 5): repeated crossings do not grow the process.
+"""Leaks and lifetimes (docs/robustness.md): repeated crossings do not grow the process.
 
 Each check warms up (first-call caches, allocator arenas; 1,000 crossings), reads RSS,
 repeats the crossing (CALLBACKS or ROUND_TRIPS times), and fails when RSS grew more than the
