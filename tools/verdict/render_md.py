@@ -7,14 +7,7 @@ previous run of its identity; then deviations, skips, exception fidelity and ove
 
 from __future__ import annotations
 
-from report_model import (
-    FIDELITY_COLUMNS,
-    OVERHEAD_NOTE,
-    diff_lines,
-    fidelity_value,
-    overhead_table,
-    scoreboard_rows,
-)
+import report_model as model
 
 
 def _md(text: object) -> str:
@@ -30,7 +23,7 @@ def render(report: dict) -> str:
         f"Generated {report['generated']}. **Verdict: {verdict}**",
         "",
     ]
-    board = scoreboard_rows(report)
+    board = model.scoreboard_rows(report)
     if board:
         keys = list(board[0])
         out += ["| " + " | ".join(keys) + " |", "|" + "---|" * len(keys)]
@@ -56,7 +49,7 @@ def render(report: dict) -> str:
     out.append("")
     for col in report["columns"]:
         out += [f"## {col['title']}", ""]
-        out += [f"- {_md(line)}" for line in diff_lines(col)]
+        out += [f"- {_md(line)}" for line in model.diff_lines(col)]
         out += ["", f"**{col['summary_line']}**", ""]
         if col["deviations"]:
             out += ["| deviation | kind | what TVM does | cases |", "|---|---|---|---|"]
@@ -69,18 +62,20 @@ def render(report: dict) -> str:
             out.append("")
         if col.get("exception_fidelity"):
             out += ["Exception fidelity:", ""]
-            out += ["| " + " | ".join(h for _, h in FIDELITY_COLUMNS) + " |"]
-            out += ["|" + "---|" * len(FIDELITY_COLUMNS)]
+            out += ["| " + " | ".join(h for _, h in model.FIDELITY_COLUMNS) + " |"]
+            out += ["|" + "---|" * len(model.FIDELITY_COLUMNS)]
             for row in col["exception_fidelity"]:
                 out.append(
                     "| "
-                    + " | ".join(_md(fidelity_value(row, k)) for k, _ in FIDELITY_COLUMNS)
+                    + " | ".join(
+                        _md(model.fidelity_value(row, k)) for k, _ in model.FIDELITY_COLUMNS
+                    )
                     + " |"
                 )
             out.append("")
-    names, rows = overhead_table(report)
+    names, rows = model.overhead_table(report)
     if names:
-        out += ["## FFI and VM overhead", "", OVERHEAD_NOTE, ""]
+        out += ["## FFI and VM overhead", "", model.OVERHEAD_NOTE, ""]
         out += ["| case | floor | " + " | ".join(_md(n) for n in names) + " |"]
         out += ["|" + "---|" * (len(names) + 2)]
         out += ["| " + " | ".join(_md(c) for c in row) + " |" for row in rows]
