@@ -4,6 +4,8 @@ One test per hole the verdict once had: each plants the hole in a small syntheti
 asserts the verdict is FAIL, naming it.
 """
 
+import subprocess
+import sys
 from pathlib import Path
 
 import conformance_check
@@ -222,3 +224,22 @@ def test_a_gpu_runner_run_cannot_pass_by_skipping_its_cuda_cases(tmp_path: Path)
         "SKIPPED ON A GPU RUNNER: //pkg:b_test_cuda :: test_run[cuda]: no cuda:0"
     ]
     assert _verdict(tmp_path, tests, flags=["--//tools/config:cuda"]).passed
+
+
+@pytest.mark.parametrize(("outcome", "code"), [("passed", 0), ("failed", 1)])
+def test_command_line_prints_the_verdict_and_exits_with_it(
+    tmp_path: Path, outcome: str, code: int
+) -> None:
+    """What ./bazelw runs after each test: standard library only (-E -S: no PYTHONPATH, no
+    site-packages), the verdict line last, exit 1 on FAIL."""
+    run_dir = fake_runs.archive(
+        tmp_path, {"//pkg:a_test_llvm": junit([case_xml("test_x[llvm]", outcome, properties=LLVM)])}
+    )
+    script = Path(verdict.__file__).with_name("verdict.py")
+    proc = subprocess.run(
+        [sys.executable, "-E", "-S", str(script), run_dir], capture_output=True, text=True
+    )
+    assert proc.returncode == code, proc.stderr
+    last = proc.stdout.strip().splitlines()[-1]
+    assert last.startswith("verdict: PASS" if code == 0 else "verdict: FAIL"), proc.stdout
+    assert "1 targets" in last and "1 cases" in last
