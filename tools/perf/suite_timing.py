@@ -1,9 +1,11 @@
 #!/usr/bin/env python3
-"""Time the suite five ways in one run on one machine and print a table with ratios.
+"""Time the suite several ways in one run on one machine and print a table with ratios.
 
 Rows (choose with --rows; --quick drops `cold`):
   pytest      plain pytest over the Python tests in one process, TVM_TEST_TARGETS=llvm
               (the baseline every ratio is taken against)
+  pytest_xdist  the same with `-n <CPUs>` (pytest-xdist, as Apache TVM's CI runs its tests;
+              pinned in tools/perf/requirements.lock, installed beside the venv for this row)
   bazel_test  `./bazelw test --nocache_test_results TARGETS` with the build already cached
   noop        `./bazelw test TARGETS` with everything cached
   edit        a comment appended to one test file: only its targets re-run (then reverted)
@@ -36,7 +38,8 @@ import xml.etree.ElementTree as ET
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[2]
-ROWS = ("pytest", "bazel_test", "noop", "edit", "cold", "floor")
+ROWS = ("pytest", "pytest_xdist", "bazel_test", "noop", "edit", "cold", "floor")
+XDIST_LOCK = REPO / "tools" / "perf" / "requirements.lock"
 # Test packages whose targets never import TVM (the kit's own tools), unless they use torch.
 _TOOL_PACKAGES = ("//tools/", "//python/tests/harness:")
 # Starting a test process three ways; torch is kept out as the runner does (absent to TVM).
@@ -88,14 +91,25 @@ def _venv_python(bazelw: list[str]) -> Path:
     return Path(out.strip().splitlines()[-1]) / "external/python_venv/venv/bin/python"
 
 
-def time_pytest(bazelw: list[str], paths: list[str], extra: list[str]) -> Row:
-    """Plain pytest in one process over `paths`, TVM_TEST_TARGETS=llvm."""
+def time_pytest(bazelw: list[str], paths: list[str], extra: list[str], workers: int = 0) -> Row:
+    """Plain pytest over `paths`, TVM_TEST_TARGETS=llvm: one process, or `workers` xdist
+    workers (pytest-xdist from XDIST_LOCK, put on PYTHONPATH for this run only)."""
     python = _venv_python(bazelw)
     if not python.exists():
         raise RuntimeError(f"{python} missing: run ./bazelw build //... first")
     with tempfile.TemporaryDirectory() as tmp:
         xml = Path(tmp) / "junit.xml"
         env = dict(os.environ, TVM_TEST_TARGETS="llvm", PYTHONDONTWRITEBYTECODE="1")
+        xdist: list[str] = []
+        if workers:
+            site = Path(tmp) / "xdist"
+            _run(
+                [str(python), "-m", "pip", "install", "-q", "--require-hashes", "--no-deps"]
+                + ["--target", str(site), "-r", str(XDIST_LOCK)],
+                REPO,
+            )
+            env["PYTHONPATH"] = os.pathsep.join(p for p in (str(site), env.get("PYTHONPATH")) if p)
+            xdist = ["-p", "xdist", "-n", str(workers)]
         seconds, out = _run(
             [
                 str(python),
@@ -104,6 +118,7 @@ def time_pytest(bazelw: list[str], paths: list[str], extra: list[str]) -> Row:
                 "-q",
                 "-p",
                 "no:cacheprovider",
+                *xdist,
                 f"--junitxml={xml}",
                 *extra,
                 *paths,
@@ -116,6 +131,9 @@ def time_pytest(bazelw: list[str], paths: list[str], extra: list[str]) -> Row:
             raise RuntimeError(f"pytest wrote no JUnit XML:\n{out[-3000:]}")
         suites = ET.parse(xml).getroot().iter("testsuite")
         cases = sum(int(s.get("tests", 0)) for s in suites)
+    if workers:
+        what = f"plain pytest -n {workers} (pytest-xdist)"
+        return Row("pytest_xdist", what, seconds, cases)
     return Row("pytest", f"plain pytest, 1 process ({' '.join(paths)})", seconds, cases)
 
 
@@ -286,6 +304,10 @@ def main(argv: list[str] | None = None) -> int:
         print(f"suite_timing: measuring {name} ...", file=sys.stderr, flush=True)
         if name == "pytest":
             measured.append(time_pytest(bazelw, args.pytest_paths, args.pytest_args.split()))
+        elif name == "pytest_xdist":
+            workers = os.cpu_count() or 1
+            pytest_args = args.pytest_args.split()
+            measured.append(time_pytest(bazelw, args.pytest_paths, pytest_args, workers))
         elif name == "bazel_test":
             measured.append(time_bazel_test(bazelw, args.targets))
         elif name == "noop":
