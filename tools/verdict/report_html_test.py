@@ -1,7 +1,8 @@
 """report.html renders in headless Chromium: the table shows, coloured, with every behaviour.
 
 Needs Debian's `chromium` (`apt-get install -y chromium`; .ci/run installs it); without it the
-test skips and says so.
+test skips and says so. Under Bazel the browser is the one @chromium_detect recorded (this
+test's data), so a cached skip or pass holds only for a machine with the same browser.
 """
 
 import os
@@ -16,7 +17,25 @@ import render_html
 import report
 import sample_runs
 
-CHROMIUM = next((p for p in map(shutil.which, ("chromium", "chromium-browser")) if p), None)
+
+def _find_chromium() -> str | None:
+    """The browser @chromium_detect recorded (under Bazel), else the one on PATH."""
+    if os.environ.get("TEST_SRCDIR"):
+        from runfiles import runfiles  # bazel-runfiles, in the pinned venv
+
+        record = Path(runfiles.Create().Rlocation("chromium_detect/chromium.txt"))
+        lines = record.read_text(encoding="utf-8").splitlines()
+        if lines[0] != "present":
+            return None
+        if not os.access(lines[1], os.X_OK):
+            raise RuntimeError(
+                f"{record} names {lines[1]}, which is gone: run ./bazelw sync --configure"
+            )
+        return lines[1]
+    return next((p for p in map(shutil.which, ("chromium", "chromium-browser")) if p), None)
+
+
+CHROMIUM = _find_chromium()
 pytestmark = pytest.mark.skipif(
     CHROMIUM is None, reason="chromium not installed (apt-get install -y chromium)"
 )
