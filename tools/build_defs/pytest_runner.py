@@ -13,7 +13,10 @@ This runner only adds what Bazel asks of a test:
     interop and model-import tests need. TVM and tvm_ffi see torch as absent (their own
     optional-import path, as on a machine without torch); any other import of torch is an
     error naming the fix, so a test never loses torch silently (``importorskip`` included;
-    ``tvm_conformance.torch_guard``).
+    ``tvm_conformance.torch_guard``);
+  * Bazel's test sharding (``shard_count``): shard i of n keeps the collected cases i, i+n,
+    i+2n, ... (after the variant's own deselection), so a long target's cases spread over
+    the cores; every case runs in exactly one shard, and the verdict merges the shards.
 """
 
 import os
@@ -44,13 +47,45 @@ torch_guard.install_from_environment()
 import pytest  # noqa: E402
 
 
+class Shard:
+    """Keeps this shard's share of the collected cases (Bazel's TEST_SHARD_* protocol)."""
+
+    def __init__(self, index: int, total: int) -> None:
+        self.index = index
+        self.total = total
+
+    @pytest.hookimpl(trylast=True)
+    def pytest_collection_modifyitems(self, config: pytest.Config, items: list) -> None:
+        """After every other deselection: keep cases index, index + total, ... of the rest."""
+        kept = items[self.index :: self.total]
+        others = [item for position, item in enumerate(items) if position % self.total != self.index]
+        if others:
+            config.hook.pytest_deselected(items=others)
+        items[:] = kept
+
+
+def shard_from_environment(environ: dict[str, str]) -> Shard | None:
+    """The Shard Bazel asks for (and its status file touched, saying the runner shards), or
+    None when the target is not sharded."""
+    total = int(environ.get("TEST_TOTAL_SHARDS", "1") or "1")
+    if total <= 1:
+        return None
+    index = int(environ["TEST_SHARD_INDEX"])
+    status = environ.get("TEST_SHARD_STATUS_FILE")
+    if status:
+        with open(status, "a", encoding="utf-8"):
+            pass
+    return Shard(index, total)
+
+
 def main(argv: list[str]) -> int:
     """Run pytest with Bazel's conventions; return the process exit code."""
     args = ["-p", "no:cacheprovider", "-rsxX"]
     xml_output = os.environ.get("XML_OUTPUT_FILE")
     if xml_output:
         args.append("--junitxml=" + xml_output)
-    code = int(pytest.main(args + argv))
+    shard = shard_from_environment(dict(os.environ))
+    code = int(pytest.main(args + argv, plugins=[shard] if shard else []))
     if code == pytest.ExitCode.NO_TESTS_COLLECTED:
         print("tvm_py_test: pytest collected no tests; failing the target.", file=sys.stderr)
     return code

@@ -1,4 +1,5 @@
-"""The Bazel pytest runner keeps torch out of targets that do not declare uses_torch."""
+"""The Bazel pytest runner keeps torch out of targets that do not declare uses_torch, and
+splits a sharded target's cases between its shards."""
 
 from __future__ import annotations
 
@@ -47,7 +48,19 @@ def test_tvm_ffi_imports_torch_eagerly():
 """
 
 
-def _run_runner(tmp_path: Path, source: str, torch_flag: str) -> subprocess.CompletedProcess:
+SEVEN_CASES = """
+import pytest
+
+
+@pytest.mark.parametrize("n", range(7))
+def test_case(n):
+    assert n >= 0
+"""
+
+
+def _run_runner(
+    tmp_path: Path, source: str, torch_flag: str, extra_env: dict[str, str] | None = None
+) -> subprocess.CompletedProcess:
     test_file = tmp_path / "inner_test.py"
     test_file.write_text(textwrap.dedent(source))
     # The runner imports tvm_conformance: give the child this process's path (plain pytest
@@ -57,9 +70,11 @@ def _run_runner(tmp_path: Path, source: str, torch_flag: str) -> subprocess.Comp
         TVM_CONFORMANCE_TORCH=torch_flag,
         PYTHONPATH=os.pathsep.join(p for p in sys.path if p),
     )
-    env.pop("XML_OUTPUT_FILE", None)
+    for name in ("XML_OUTPUT_FILE", "TEST_TOTAL_SHARDS", "TEST_SHARD_INDEX", "TEST_SHARD_STATUS_FILE"):
+        env.pop(name, None)
+    env.update(extra_env or {})
     return subprocess.run(
-        [sys.executable, str(RUNNER), "-q", str(test_file)],
+        [sys.executable, str(RUNNER), "-q", "-rA", str(test_file)],
         cwd=tmp_path,
         env=env,
         capture_output=True,
@@ -84,3 +99,41 @@ def test_nothing_collected_fails_the_target(tmp_path: Path) -> None:
     proc = _run_runner(tmp_path, "def helper():\n    return 1\n", "0")
     assert proc.returncode == pytest.ExitCode.NO_TESTS_COLLECTED
     assert "collected no tests; failing the target" in proc.stderr
+
+
+def _passed_ids(output: str) -> list[str]:
+    return sorted(line.split("::", 1)[1] for line in output.splitlines() if line.startswith("PASSED "))
+
+
+def test_shards_split_the_cases_each_exactly_once(tmp_path: Path) -> None:
+    whole = _run_runner(tmp_path, SEVEN_CASES, "0")
+    assert whole.returncode == 0, whole.stdout + whole.stderr
+    everything = _passed_ids(whole.stdout)
+    assert len(everything) == 7
+    per_shard = []
+    for index in range(3):
+        status = tmp_path / f"shard_{index}.status"
+        proc = _run_runner(
+            tmp_path,
+            SEVEN_CASES,
+            "0",
+            {
+                "TEST_TOTAL_SHARDS": "3",
+                "TEST_SHARD_INDEX": str(index),
+                "TEST_SHARD_STATUS_FILE": str(status),
+            },
+        )
+        assert proc.returncode == 0, proc.stdout + proc.stderr
+        # Bazel reads the touched status file as "this runner supports sharding".
+        assert status.exists()
+        per_shard.append(_passed_ids(proc.stdout))
+    assert [len(cases) for cases in per_shard] == [3, 2, 2]
+    assert sorted(case for cases in per_shard for case in cases) == everything
+
+
+def test_an_unsharded_target_ignores_a_single_shard(tmp_path: Path) -> None:
+    proc = _run_runner(
+        tmp_path, SEVEN_CASES, "0", {"TEST_TOTAL_SHARDS": "1", "TEST_SHARD_INDEX": "0"}
+    )
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert len(_passed_ids(proc.stdout)) == 7
