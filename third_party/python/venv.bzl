@@ -6,8 +6,9 @@ rules_python cannot be fetched offline, so this rule does the small part we need
   * strips what would make cache keys machine dependent (bytecode, RECORD files, console
     scripts with absolute shebangs, the `command =` line of pyvenv.cfg), so two clones in
     different directories produce byte-identical action inputs;
-  * writes a BUILD file exposing a Python toolchain (by label, not an interpreter path) and
-    cc_library targets for tvm_ffi and tvm_runtime.
+  * writes a BUILD file exposing a Python toolchain (by label, not an interpreter path),
+    the runfiles groups only some targets add (torch, the installers), and cc_library
+    targets for tvm_ffi and tvm_runtime.
 
 Bazel re-runs the rule only when the lock file (a label attribute read through
 `rctx.path`) or this file changes, so the venv is re-created only then, and on
@@ -123,6 +124,12 @@ def _python_venv_impl(rctx):
     )
     if result.return_code != 0:
         _fail_setup("recording the venv failed", result, "")
+
+    # Which site-packages entries only torch (or only the installers) need: read from the
+    # distributions' RECORD files, which the scrub below removes.
+    result = rctx.execute(["venv/bin/python", tool, "groups", "venv_groups.bzl"])
+    if result.return_code != 0:
+        _fail_setup("grouping the venv's runfiles failed", result, "")
 
     site_packages = "venv/lib/python%s/site-packages" % version
     result = rctx.execute([python, rctx.path(rctx.attr._scrub), "venv"])

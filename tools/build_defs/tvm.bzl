@@ -57,6 +57,9 @@ _PYTEST_RUNNER = _kit("//tools/build_defs:pytest_runner.py")
 _PYTEST_CONFIG = _kit("//:pyproject.toml")
 _CONFORMANCE_LIB = _kit("//python/tvm_conformance")
 
+# torch and what only torch requires: the venv's core leaves them out (third_party/python).
+_TORCH_FILES = _kit("//third_party/python:torch_files")
+
 # pytest finds pyproject.toml above the test files, which holds in the kit's own runfiles. From
 # another workspace the test files sit in that workspace's runfiles directory, beside the kit's,
 # so the config is named explicitly, and the test's own workspace (the working directory) stays
@@ -276,8 +279,9 @@ def tvm_py_test(
         its own target alone).
       target_independent: with `targets`, the files also hold cases that take no target:
         they run once, in `<name>_independent`. Without it such cases are a usage error.
-      uses_torch: the tests use torch (DLPack with torch, model import). Otherwise the
-        runner keeps torch out of the process: tvm_ffi would import it eagerly (about 2.5 s
+      uses_torch: the tests use torch (DLPack with torch, model import): torch is in their
+        runfiles (the venv's core leaves it out: 10,000 files fewer per test). Otherwise the
+        runner also keeps torch out of the process: tvm_ffi would import it eagerly (about 2.5 s
         of every test process), TVM sees it as absent, and a test importing it fails
         naming this attribute (tools/build_defs/pytest_runner.py).
       target_data: {target: [files]}: runtime files of one variant only (its artefacts).
@@ -300,6 +304,8 @@ def tvm_py_test(
     # A package's conftest.py (shared fixtures) goes with every test of the package, as pytest
     # finds it beside the test files in runfiles.
     data = data + [_PYTEST_CONFIG] + native.glob(["conftest.py"])
+    if uses_torch:
+        data = data + [_TORCH_FILES]
     env = dict(env, TVM_CONFORMANCE_TORCH = "1" if uses_torch else "0")
     if targets == None:
         if target_independent:
@@ -374,6 +380,8 @@ def tvm_exported_module(name, script, out = None, args = [], srcs = [], deps = [
         srcs = [script],
         main = script,
         deps = deps,
+        # Exporters import models from torch; a build action's runfiles cost once, not per test.
+        data = [_TORCH_FILES],
         python_version = "PY3",
         srcs_version = "PY3",
         target_compatible_with = settings.compatible_with,
