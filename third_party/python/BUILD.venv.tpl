@@ -14,8 +14,10 @@ _NEVER_RUN = [
     _SITE_PACKAGES + "/torch/share/**",
 ]
 
-# Glob patterns of the groups' top-level site-packages entries (a file, or a directory's files).
+# Glob patterns of the groups' top-level site-packages entries (a file, or a directory's
+# files), torch's and the installers'.
 _TORCH = [_SITE_PACKAGES + "/" + n + tail for n in TORCH_ONLY for tail in ("", "/**")]
+
 _INSTALLERS = [_SITE_PACKAGES + "/" + n + tail for n in INSTALLERS for tail in ("", "/**")]
 
 # What every Python target gets: the interpreter and every package except the groups below.
@@ -33,13 +35,19 @@ filegroup(
 # tvm_py_test(uses_torch = True) and the build-time exporters add it.
 filegroup(
     name = "torch_files",
-    srcs = glob(_TORCH, exclude = _NEVER_RUN),
+    srcs = glob(
+        _TORCH,
+        exclude = _NEVER_RUN,
+    ),
 )
 
 # pip and setuptools, for a test that installs a wheel.
 filegroup(
     name = "installer_files",
-    srcs = glob(_INSTALLERS, exclude = _NEVER_RUN),
+    srcs = glob(
+        _INSTALLERS,
+        exclude = _NEVER_RUN,
+    ),
 )
 
 py_runtime(

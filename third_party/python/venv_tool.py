@@ -228,7 +228,8 @@ def groups(out: str) -> None:
         own = members - others
         shared = entries(set(dists) - own)
         names = sorted(entries(own) - shared)
-        lines.append("%s = %s\n" % (group, json.dumps(names, indent=4).replace("\n]", ",\n]")))
+        listing = json.dumps(names, indent=4).replace("\n]", ",\n]")
+        lines.append(f"{group} = {listing}\n")
     with open(out, "w", encoding="utf-8") as stream:
         stream.write("\n".join(lines))
 

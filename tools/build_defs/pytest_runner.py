@@ -58,7 +58,9 @@ class Shard:
     def pytest_collection_modifyitems(self, config: pytest.Config, items: list) -> None:
         """After every other deselection: keep cases index, index + total, ... of the rest."""
         kept = items[self.index :: self.total]
-        others = [item for position, item in enumerate(items) if position % self.total != self.index]
+        others = [
+            item for position, item in enumerate(items) if position % self.total != self.index
+        ]
         if others:
             config.hook.pytest_deselected(items=others)
         items[:] = kept

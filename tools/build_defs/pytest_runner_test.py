@@ -70,7 +70,12 @@ def _run_runner(
         TVM_CONFORMANCE_TORCH=torch_flag,
         PYTHONPATH=os.pathsep.join(p for p in sys.path if p),
     )
-    for name in ("XML_OUTPUT_FILE", "TEST_TOTAL_SHARDS", "TEST_SHARD_INDEX", "TEST_SHARD_STATUS_FILE"):
+    for name in (
+        "XML_OUTPUT_FILE",
+        "TEST_TOTAL_SHARDS",
+        "TEST_SHARD_INDEX",
+        "TEST_SHARD_STATUS_FILE",
+    ):
         env.pop(name, None)
     env.update(extra_env or {})
     return subprocess.run(
@@ -102,7 +107,9 @@ def test_nothing_collected_fails_the_target(tmp_path: Path) -> None:
 
 
 def _passed_ids(output: str) -> list[str]:
-    return sorted(line.split("::", 1)[1] for line in output.splitlines() if line.startswith("PASSED "))
+    return sorted(
+        line.split("::", 1)[1] for line in output.splitlines() if line.startswith("PASSED ")
+    )
 
 
 def test_shards_split_the_cases_each_exactly_once(tmp_path: Path) -> None:
