@@ -349,13 +349,24 @@ def archived_outputs(label: str, shard: int = 1, run: int = 1, shards: int = 1) 
     return os.path.join(os.path.dirname(archived_xml(label, shard, run, shards)), ARCHIVE_OUTPUTS)
 
 
-def _local_testlog(workspace: str, label: str) -> str | None:
-    """`<workspace>/bazel-testlogs/<pkg>/<name>/test.xml`: where Bazel also downloads a test.xml
-    that the build events name by a remote-cache URI (bytestream://) instead of a file."""
+def _local_testlogs(
+    workspace: str, label: str, shard: int = 1, run: int = 1, shards: int = 1, runs: int = 1
+) -> str | None:
+    """`<workspace>/bazel-testlogs/<pkg>/<name>[/<attempt dir>]`: where Bazel also downloads
+    the test.xml and outputs.zip that the build events name by a remote URI (bytestream://)
+    instead of a file. A sharded or repeated test keeps each attempt in `shard_S_of_N`,
+    `run_R_of_M` or `shard_S_of_N_run_R_of_M`, Bazel's own names for them."""
     if not workspace:
         return None
     package, _, name = label.lstrip("@").lstrip("/").partition(":")
-    return os.path.join(workspace, "bazel-testlogs", *package.split("/"), name, "test.xml")
+    parts = []
+    if shards > 1:
+        parts.append(f"shard_{shard}_of_{shards}")
+    if runs > 1:
+        parts.append(f"run_{run}_of_{runs}")
+    attempt_dir = "_".join(parts)
+    path = [workspace, "bazel-testlogs", *package.split("/"), name]
+    return os.path.join(*path, *([attempt_dir] if attempt_dir else []))
 
 
 def _remote_cache_in_use(events: list[dict]) -> bool:
@@ -366,8 +377,17 @@ def _remote_cache_in_use(events: list[dict]) -> bool:
     )
 
 
+def _most(attempts: list[Attempt], field: str) -> dict[str, int]:
+    """The highest shard (or run) number the events report, per label."""
+    most: dict[str, int] = {}
+    for a in attempts:
+        most[a.label] = max(most.get(a.label, 1), getattr(a, field))
+    return most
+
+
 def attempts_of(events: list[dict]) -> list[Attempt]:
-    found = []
+    found: list[Attempt] = []
+    by_uri: list[tuple[Attempt, bool, bool]] = []
     remote = _remote_cache_in_use(events)
     workspace = next(
         (e["started"].get("workspaceDirectory", "") for e in events if "started" in e), ""
@@ -378,16 +398,20 @@ def attempts_of(events: list[dict]) -> list[Attempt]:
             continue
         result = event.get("testResult", {})
         xml = outputs = None
+        remote_xml = remote_outputs = False
         for output in result.get("testActionOutput", []):
             uri = output.get("uri", "")
-            if output.get("name") == _OUTPUTS_EVENT_NAME and uri.startswith("file://"):
-                outputs = urllib.parse.unquote(uri[len("file://") :])
+            if output.get("name") == _OUTPUTS_EVENT_NAME:
+                if uri.startswith("file://"):
+                    outputs = urllib.parse.unquote(uri[len("file://") :])
+                else:
+                    remote_outputs = True
             if output.get("name") != "test.xml":
                 continue
             if uri.startswith("file://"):
                 xml = urllib.parse.unquote(uri[len("file://") :])
-            elif int(test_id.get("shard", 1)) <= 1 and int(test_id.get("run", 1)) <= 1:
-                xml = _local_testlog(workspace, test_id.get("label", ""))
+            else:
+                remote_xml = True
         info = result.get("executionInfo", {})
         source = "executed"
         if result.get("cachedLocally"):
@@ -409,6 +433,18 @@ def attempts_of(events: list[dict]) -> list[Attempt]:
                 host=str(info.get("hostname", "")),
             )
         )
+        if remote_xml or remote_outputs:
+            by_uri.append((found[-1], remote_xml, remote_outputs))
+    # A test.xml named by a remote URI is read where Bazel downloaded it; that directory
+    # depends on how many shards and runs the target has, known once every event is read.
+    shards = _most(found, "shard")
+    runs = _most(found, "run")
+    for a, remote_xml, remote_outputs in by_uri:
+        local = _local_testlogs(workspace, a.label, a.shard, a.run, shards[a.label], runs[a.label])
+        if local and remote_xml:
+            a.xml = os.path.join(local, "test.xml")
+        if local and remote_outputs:
+            a.outputs = os.path.join(local, "test.outputs", ARCHIVE_OUTPUTS)
     # The last attempt of each (shard, run) counts (flaky retries).
     last: dict[tuple[str, int, int], Attempt] = {}
     for attempt in found:

@@ -4,6 +4,7 @@ import json
 import os
 import subprocess
 import sys
+import zipfile
 from pathlib import Path
 
 import fake_runs
@@ -199,3 +200,59 @@ def test_remote_cache_uri_falls_back_to_the_local_testlogs(tmp_path: Path) -> No
     bep.write_text("\n".join(json.dumps(e) for e in events) + "\n")
     run = results.read_run(str(bep))
     assert [c.name for c in run.targets["//pkg:remote_test"].cases] == ["test_ok"]
+
+
+@pytest.mark.parametrize(
+    ("shards", "runs", "folders"),
+    [
+        (2, 1, ["shard_1_of_2", "shard_2_of_2"]),
+        (1, 2, ["run_1_of_2", "run_2_of_2"]),
+        (
+            2,
+            2,
+            [
+                "shard_1_of_2_run_1_of_2",
+                "shard_1_of_2_run_2_of_2",
+                "shard_2_of_2_run_1_of_2",
+                "shard_2_of_2_run_2_of_2",
+            ],
+        ),
+    ],
+)
+def test_remote_uris_of_shards_and_runs_fall_back_to_their_own_folders(
+    tmp_path: Path, shards: int, runs: int, folders: list[str]
+) -> None:
+    """Remote execution names each shard's test.xml and outputs.zip by bytestream:// URIs;
+    Bazel downloads them to `shard_S_of_N` / `run_R_of_M` folders of the testlogs."""
+    workspace = tmp_path / "ws"
+    logs = workspace / "bazel-testlogs" / "pkg" / "sharded_test"
+    events: list[dict] = [
+        {"id": {"started": {}}, "started": {"workspaceDirectory": str(workspace)}}
+    ]
+    attempts = [(s, r) for s in range(1, shards + 1) for r in range(1, runs + 1)]
+    for (shard, run), folder in zip(attempts, folders, strict=True):
+        (logs / folder / "test.outputs").mkdir(parents=True)
+        (logs / folder / "test.xml").write_text(junit([case_xml(f"test_{folder}")]))
+        with zipfile.ZipFile(logs / folder / "test.outputs" / "outputs.zip", "w") as zipped:
+            zipped.writestr("where.json", json.dumps(folder))
+        events.append(
+            {
+                "id": {"testResult": {"label": "//pkg:sharded_test", "run": run, "shard": shard}},
+                "testResult": {
+                    "testActionOutput": [
+                        {"name": "test.xml", "uri": "bytestream://127.0.0.1:1/blobs/a/1"},
+                        {
+                            "name": "test.outputs__outputs.zip",
+                            "uri": "bytestream://127.0.0.1:1/blobs/b/2",
+                        },
+                    ],
+                    "status": "PASSED",
+                },
+            }
+        )
+    bep = tmp_path / "bep.json"
+    bep.write_text("\n".join(json.dumps(e) for e in events) + "\n")
+    target = results.read_run(str(bep)).targets["//pkg:sharded_test"]
+    assert sorted(c.name for c in target.cases) == sorted(f"test_{f}" for f in folders)
+    assert not target.errors
+    assert target.output_json("where.json") in folders

@@ -36,7 +36,7 @@ import results
 # Bazel test statuses that fail a target.
 _FAILED_STATUSES = ("FAILED", "TIMEOUT", "INCOMPLETE", "REMOTE_FAILURE", "FAILED_TO_BUILD")
 # Bazel stores shards and runs of one target below its directory.
-_SHARD_DIR = re.compile(r"^(shard_\d+_of_\d+|run_\d+_of_\d+|attempt_\d+)$")
+_SHARD_DIR = re.compile(r"^(shard_\d+_of_\d+(_run_\d+_of_\d+)?|run_\d+_of_\d+|attempt_\d+)$")
 
 
 @dataclass

@@ -87,8 +87,9 @@ def test_groups_skips_by_reason_with_targets(tmp_path: Path) -> None:
 def test_shard_directories_belong_to_their_target(tmp_path: Path) -> None:
     write(tmp_path, "pkg/sharded/shard_1_of_2", PYTEST_XML)
     write(tmp_path, "pkg/sharded/shard_2_of_2", PYTEST_XML)
+    write(tmp_path, "pkg/both/shard_1_of_2_run_2_of_3", PYTEST_XML)
     result = run("--testlogs", tmp_path)
-    assert "in //pkg:sharded (2)" in result.stdout
+    assert "in //pkg:both (1), //pkg:sharded (2)" in result.stdout
 
 
 def test_restricts_to_target_patterns(tmp_path: Path) -> None:
