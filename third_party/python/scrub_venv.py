@@ -21,27 +21,35 @@ import shutil
 import sys
 
 
-def scrub(venv: str) -> None:
-    """Remove location-dependent files from the venv rooted at `venv`."""
+def scrub(venv: str, only: list[str] | None = None) -> None:
+    """Remove location-dependent files from the venv rooted at `venv`; with `only`, from
+    those top-level site-packages entries (a layer's new distributions) and bin/ alone."""
     bin_dir = os.path.join(venv, "bin")
     for name in os.listdir(bin_dir):
         path = os.path.join(bin_dir, name)
         # Keep the interpreter links; scripts carry absolute shebangs and are never used.
         if not name.startswith("python"):
             os.remove(path)
-    for root, dirs, files in os.walk(venv):
-        for d in list(dirs):
-            if d == "__pycache__":
-                shutil.rmtree(os.path.join(root, d))
-                dirs.remove(d)
-        for f in files:
-            path = os.path.join(root, f)
-            if (
-                f.endswith((".pyc", ".pyo"))
-                or " " in f
-                or (root.endswith(".dist-info") and f in ("RECORD", "direct_url.json"))
-            ):
-                os.remove(path)
+    if only is None:
+        roots = [venv]
+    else:
+        roots = [os.path.join(p, e) for p in _site_packages(venv) for e in only]
+    for top in roots:
+        for root, dirs, files in os.walk(top):
+            for d in list(dirs):
+                if d == "__pycache__":
+                    shutil.rmtree(os.path.join(root, d))
+                    dirs.remove(d)
+            for f in files:
+                path = os.path.join(root, f)
+                if (
+                    f.endswith((".pyc", ".pyo"))
+                    or " " in f
+                    or (root.endswith(".dist-info") and f in ("RECORD", "direct_url.json"))
+                ):
+                    os.remove(path)
+    if only is not None:
+        return  # pyvenv.cfg comes scrubbed from the base venv
     cfg = os.path.join(venv, "pyvenv.cfg")
     with open(cfg) as fh:
         lines = [line for line in fh if not line.startswith("command")]
@@ -49,22 +57,40 @@ def scrub(venv: str) -> None:
         fh.writelines(lines)
 
 
-def compile_bytecode(venv: str) -> bool:
-    """Write location-free, hash-checked bytecode for everything in site-packages."""
+def _site_packages(venv: str) -> list[str]:
+    return glob.glob(os.path.join(os.path.abspath(venv), "lib", "python3*", "site-packages"))
+
+
+def compile_bytecode(venv: str, only: list[str] | None = None) -> bool:
+    """Write location-free, hash-checked bytecode for everything in site-packages (or for
+    the entries `only` names)."""
     venv = os.path.abspath(venv)  # compile_dir strips `stripdir` from the paths it walks
     ok = True
-    for site_packages in glob.glob(os.path.join(venv, "lib", "python3*", "site-packages")):
-        ok &= compileall.compile_dir(
-            site_packages,
-            quiet=2,
-            stripdir=venv,
-            invalidation_mode=py_compile.PycInvalidationMode.CHECKED_HASH,
-        )
+    for site_packages in _site_packages(venv):
+        for path in (
+            [site_packages] if only is None else [os.path.join(site_packages, e) for e in only]
+        ):
+            if os.path.isdir(path):
+                ok &= compileall.compile_dir(
+                    path,
+                    quiet=2,
+                    stripdir=venv,
+                    invalidation_mode=py_compile.PycInvalidationMode.CHECKED_HASH,
+                )
+            elif path.endswith(".py") and os.path.isfile(path):
+                ok &= compileall.compile_file(
+                    path,
+                    quiet=2,
+                    stripdir=venv,
+                    invalidation_mode=py_compile.PycInvalidationMode.CHECKED_HASH,
+                )
     return ok
 
 
 if __name__ == "__main__":
-    scrub(sys.argv[1])
+    # scrub_venv.py VENV [ENTRY ...]: the whole venv, or a layer's new top-level entries.
+    _only = sys.argv[2:] or None
+    scrub(sys.argv[1], _only)
     # Some packages ship files that are not valid for this Python (templates, py2 leftovers):
     # they stay without bytecode, as before; nothing else depends on the result.
-    compile_bytecode(sys.argv[1])
+    compile_bytecode(sys.argv[1], _only)

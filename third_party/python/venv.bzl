@@ -1,19 +1,30 @@
-"""Repository rule `python_venv`: a pinned virtualenv made from the host's python3.
+"""Repository rules `python_venv_base` and `python_venv`: a lane's pinned virtualenv.
 
-rules_python cannot be fetched offline, so this rule does the small part we need:
+rules_python cannot be fetched offline, so these rules do the small part we need.
+
+`python_venv_base` (`@python_venv_base`, `@python_venv_<lane>_base`):
   * checks the host python3 (3.10 to 3.12; anything else is a clear error);
   * creates a venv and installs the lock file with `--require-hashes --no-deps`;
+  * records it (tvm_conformance_venv.json) and lists each distribution's files by entry;
   * strips what would make cache keys machine dependent (bytecode, RECORD files, console
     scripts with absolute shebangs, the `command =` line of pyvenv.cfg), so two clones in
-    different directories produce byte-identical action inputs;
+    different directories produce byte-identical action inputs, and writes bytecode again
+    without paths.
+
+`python_venv` (`@python_venv`, `@python_venv_<lane>`), what every target uses:
+  * the base venv as hard links (a copy where links cannot be made);
+  * with a user's wheels (TVM_CONFORMANCE_TVM_WHEEL / _TVM_FFI_WHEEL, ./bazelw adds their
+    sha256), a layer: the pinned apache-tvm / apache-tvm-ffi removed, the user's installed and
+    scrubbed, the record rewritten. Torch and the rest stay the base's files, so a new wheel
+    costs seconds, not a new venv;
   * writes a BUILD file exposing a Python toolchain (by label, not an interpreter path),
     the runfiles groups only some targets add (torch, the installers), and cc_library
     targets for tvm_ffi and tvm_runtime.
 
-Bazel re-runs the rule only when the lock file (a label attribute read through
-`rctx.path`) or this file changes, so the venv is re-created only then, and on
-`bazel sync --configure` (the rule is `configure = True`): run that after changing the host
-python3, whose version the venv is tied to.
+Bazel re-runs the base only when the lock file (a label attribute read through `rctx.path`)
+or this file changes, and on `bazel sync --configure` (both rules are `configure = True`): run
+that after changing the host python3, whose version the venv is tied to. The layer re-runs
+when the base or the user's wheels change.
 """
 
 _SUPPORTED_PYTHON = ["3.10", "3.11", "3.12"]
@@ -36,7 +47,8 @@ def _fail_setup(what, result, hint):
         hint,
     ]))
 
-def _python_venv_impl(rctx):
+def _host_python(rctx):
+    """The host python3 and its `major.minor`, checked (exists, can make venvs, supported)."""
     python = rctx.which(rctx.attr.python)
     if python == None:
         fail("python_venv: `%s` is not on PATH. Install Python %s (Debian: apt-get install python3 python3-venv)." %
@@ -49,40 +61,25 @@ def _python_venv_impl(rctx):
     if version not in _SUPPORTED_PYTHON:
         fail("python_venv: %s is Python %s; this kit supports Python %s (the pinned apache-tvm wheels). Put a supported python3 first on PATH." %
              (python, version, ", ".join(_SUPPORTED_PYTHON)))
+    return python, version
 
+def _run(rctx, what, argv, hint = "", **kwargs):
+    result = rctx.execute(argv, **kwargs)
+    if result.return_code != 0:
+        _fail_setup(what, result, hint)
+
+def _python_venv_base_impl(rctx):
+    python, version = _host_python(rctx)
     lock = rctx.path(rctx.attr.lock)
     tool = rctx.path(rctx.attr._tool)
-    user_wheels = []  # (dist, path), tvm-ffi first: a TVM wheel is checked against it
-    for dist in ["apache-tvm-ffi", "apache-tvm"]:
-        wheel = rctx.os.environ.get(_USER_WHEEL_ENV[dist], "").strip()
-        if wheel:
-            if not wheel.startswith("/"):
-                fail("python_venv: %s=%s must be an absolute path (Bazel runs this rule elsewhere)" %
-                     (_USER_WHEEL_ENV[dist], wheel))
-            sha_var = _USER_WHEEL_ENV[dist] + _SHA_SUFFIX
-            given = rctx.os.environ.get(sha_var, "").strip()
-            result = rctx.execute([python, tool, "sha256", wheel])
-            if result.return_code != 0:
-                _fail_setup("cannot read the wheel %s=%s" % (_USER_WHEEL_ENV[dist], wheel), result, "")
-            actual = result.stdout.strip()
-            if given != actual:
-                fail(("python_venv: %s=%s has sha256 %s, but %s is %r. Run through ./bazelw, " +
-                      "which passes the wheel's sha256, or add --repo_env=%s=%s.") %
-                     (_USER_WHEEL_ENV[dist], wheel, actual, sha_var, given, sha_var, actual))
-            user_wheels.append((dist, wheel))
-    if user_wheels:
-        result = rctx.execute([python, tool, "drop", str(lock), "user.lock"] + [d for d, _ in user_wheels])
-        if result.return_code != 0:
-            _fail_setup("preparing the lock for the user's wheels failed", result, "")
-        lock = rctx.path("user.lock")
 
     rctx.report_progress("Creating the Python %s venv" % version)
-    result = rctx.execute([python, "-m", "venv", "venv"])
-    if result.return_code != 0:
-        _fail_setup("`python3 -m venv` failed", result, "")
+    _run(rctx, "`python3 -m venv` failed", [python, "-m", "venv", "venv"])
 
     rctx.report_progress("Installing %s (first time: a minute or two)" % rctx.attr.lock)
-    result = rctx.execute(
+    _run(
+        rctx,
+        "pip could not install the lock file %s" % rctx.attr.lock,
         [
             "venv/bin/python",
             "-m",
@@ -101,46 +98,107 @@ def _python_venv_impl(rctx):
             "-r",
             str(lock),
         ],
+        "Fix the lock (third_party/python/update_lock.sh) or the package index settings, then re-run.",
         timeout = rctx.attr.timeout,
         quiet = True,
     )
-    if result.return_code != 0:
-        _fail_setup(
-            "pip could not install the lock file %s" % rctx.attr.lock,
-            result,
-            "Fix the lock (third_party/python/update_lock.sh) or the package index settings, then re-run.",
-        )
 
-    for dist, wheel in user_wheels:
-        rctx.report_progress("Installing the user's %s wheel %s" % (dist, wheel))
-        result = rctx.execute(["venv/bin/python", tool, "install-wheel", dist, wheel], quiet = True)
+    # What the report's lane header shows: lane, lock, versions, wheels and their sha256.
+    _run(rctx, "recording the venv failed", ["venv/bin/python", tool, "record", "venv/tvm_conformance_venv.json", rctx.attr.lane, str(rctx.attr.lock), "pip_report.json"])
+
+    # Each distribution's files by top-level entry, read from the RECORD files that the scrub
+    # removes: the runfiles groups and a layer's removal of a distribution use it.
+    _run(rctx, "listing the venv's distributions failed", ["venv/bin/python", tool, "entries", "dist_entries.json"])
+    _run(rctx, "scrubbing the venv failed", [python, rctx.path(rctx.attr._scrub), "venv"])
+    rctx.file("BUILD.bazel", "# The base venv that python_venv_layer (third_party/python/venv.bzl) copies.\n")
+
+python_venv_base = repository_rule(
+    implementation = _python_venv_base_impl,
+    attrs = {
+        "lock": attr.label(mandatory = True, allow_single_file = True, doc = "Hashed requirements lock."),
+        "lane": attr.string(default = "default", doc = "The lane's name (--config=<lane>), recorded in the venv."),
+        "python": attr.string(default = "python3", doc = "Host interpreter looked up on PATH."),
+        "timeout": attr.int(default = 1800, doc = "Seconds pip may take (torch is large)."),
+        "_scrub": attr.label(default = Label("//third_party/python:scrub_venv.py")),
+        "_tool": attr.label(default = Label("//third_party/python:venv_tool.py")),
+    },
+    # Host-dependent (the venv links the host's python3): `bazel sync --configure` re-runs it.
+    configure = True,
+    doc = "A virtualenv installed from a hashed lock file, scrubbed; python_venv exposes it.",
+)
+
+def _user_wheels(rctx, python, tool):
+    """[(dist, path)] of the user's wheels, tvm-ffi first (a TVM wheel is checked against it)."""
+    user_wheels = []
+    for dist in ["apache-tvm-ffi", "apache-tvm"]:
+        wheel = rctx.os.environ.get(_USER_WHEEL_ENV[dist], "").strip()
+        if not wheel:
+            continue
+        if not wheel.startswith("/"):
+            fail("python_venv: %s=%s must be an absolute path (Bazel runs this rule elsewhere)" %
+                 (_USER_WHEEL_ENV[dist], wheel))
+        sha_var = _USER_WHEEL_ENV[dist] + _SHA_SUFFIX
+        given = rctx.os.environ.get(sha_var, "").strip()
+        result = rctx.execute([python, tool, "sha256", wheel])
         if result.return_code != 0:
-            _fail_setup("the wheel %s=%s cannot be used" % (_USER_WHEEL_ENV[dist], wheel), result, "")
+            _fail_setup("cannot read the wheel %s=%s" % (_USER_WHEEL_ENV[dist], wheel), result, "")
+        actual = result.stdout.strip()
+        if given != actual:
+            fail(("python_venv: %s=%s has sha256 %s, but %s is %r. Run through ./bazelw, " +
+                  "which passes the wheel's sha256, or add --repo_env=%s=%s.") %
+                 (_USER_WHEEL_ENV[dist], wheel, actual, sha_var, given, sha_var, actual))
+        user_wheels.append((dist, wheel))
+    return user_wheels
 
-    # What the report's lane header shows: lane, lock, versions, the user's wheels and sha256.
-    result = rctx.execute(
-        ["venv/bin/python", tool, "record", "venv/tvm_conformance_venv.json", rctx.attr.lane, str(rctx.attr.lock), "pip_report.json"] +
-        ["%s=%s" % (dist, wheel) for dist, wheel in user_wheels],
-    )
-    if result.return_code != 0:
-        _fail_setup("recording the venv failed", result, "")
+def _python_venv_impl(rctx):
+    # First: resolving the base fetches it (and may restart this function).
+    base = rctx.path(rctx.attr.base).dirname
+    python, version = _host_python(rctx)
+    tool = rctx.path(rctx.attr._tool)
+    user_wheels = _user_wheels(rctx, python, tool)
 
-    # Which site-packages entries only torch (or only the installers) need: read from the
-    # distributions' RECORD files, which the scrub below removes.
-    result = rctx.execute(["venv/bin/python", tool, "groups", "venv_groups.bzl"])
-    if result.return_code != 0:
-        _fail_setup("grouping the venv's runfiles failed", result, "")
+    # The base venv, as hard links where the file system allows (a copy otherwise): nothing
+    # below writes into a file it did not create, so the base stays as it was.
+    rctx.report_progress("Copying the base venv")
+    copied = rctx.execute(["cp", "-al", str(base.get_child("venv")), "venv"])
+    if copied.return_code != 0:
+        rctx.delete("venv")
+        _run(rctx, "copying the base venv failed", ["cp", "-a", str(base.get_child("venv")), "venv"])
+    entries = "dist_entries.json"
+    rctx.symlink(base.get_child(entries), "base_entries.json")
+    if user_wheels:
+        # The layer: the user's wheels in place of the pinned ones; torch and the rest are the
+        # base's files, already installed and compiled.
+        dists = [dist for dist, _ in user_wheels]
+        _run(rctx, "removing the pinned %s failed" % " and ".join(dists), ["venv/bin/python", tool, "unlayer", "base_entries.json"] + dists)
+        for dist, wheel in user_wheels:
+            rctx.report_progress("Installing the user's %s wheel %s" % (dist, wheel))
+            _run(rctx, "the wheel %s=%s cannot be used" % (_USER_WHEEL_ENV[dist], wheel), ["venv/bin/python", tool, "install-wheel", dist, wheel], quiet = True)
+        _run(rctx, "listing the venv's distributions failed", ["venv/bin/python", tool, "entries", entries, "base_entries.json"])
+        result = rctx.execute([python, tool, "tops", entries] + dists)
+        if result.return_code != 0:
+            _fail_setup("reading the new distributions' entries failed", result, "")
+        _run(rctx, "scrubbing the user's wheels failed", [python, rctx.path(rctx.attr._scrub), "venv"] + [t for t in result.stdout.strip().split(" ") if t])
 
-    site_packages = "venv/lib/python%s/site-packages" % version
-    result = rctx.execute([python, rctx.path(rctx.attr._scrub), "venv"])
-    if result.return_code != 0:
-        _fail_setup("scrubbing the venv failed", result, "")
+        # The record names the user's wheels; the copied one is a link to the base's: replace it.
+        rctx.delete("venv/tvm_conformance_venv.json")
+        _run(
+            rctx,
+            "recording the venv failed",
+            ["venv/bin/python", tool, "record", "venv/tvm_conformance_venv.json", rctx.attr.lane, str(rctx.attr.lock), str(base.get_child("pip_report.json"))] +
+            ["%s=%s" % (dist, wheel) for dist, wheel in user_wheels],
+        )
+    else:
+        rctx.symlink(base.get_child(entries), entries)
+
+    # Which site-packages entries only torch (or only the installers) need.
+    _run(rctx, "grouping the venv's runfiles failed", ["venv/bin/python", tool, "groups", "venv_groups.bzl", entries])
 
     rctx.template(
         "BUILD.bazel",
         rctx.attr._build_template,
         substitutions = {
-            "{SITE_PACKAGES}": site_packages,
+            "{SITE_PACKAGES}": "venv/lib/python%s/site-packages" % version,
             "{PYTHON_VERSION}": version,
         },
         executable = False,
@@ -149,17 +207,16 @@ def _python_venv_impl(rctx):
 python_venv = repository_rule(
     implementation = _python_venv_impl,
     attrs = {
-        "lock": attr.label(mandatory = True, allow_single_file = True, doc = "Hashed requirements lock."),
+        "base": attr.label(mandatory = True, allow_single_file = True, doc = "A file at the root of the python_venv_base repository."),
+        "lock": attr.label(mandatory = True, allow_single_file = True, doc = "The base's lock (recorded)."),
         "lane": attr.string(default = "default", doc = "The lane's name (--config=<lane>), recorded in the venv."),
         "python": attr.string(default = "python3", doc = "Host interpreter looked up on PATH."),
-        "timeout": attr.int(default = 1800, doc = "Seconds pip may take (torch is large)."),
         "_build_template": attr.label(default = Label("//third_party/python:BUILD.venv.tpl")),
         "_scrub": attr.label(default = Label("//third_party/python:scrub_venv.py")),
         "_tool": attr.label(default = Label("//third_party/python:venv_tool.py")),
     },
-    # Host-dependent (the venv links the host's python3): `bazel sync --configure` re-runs it.
     configure = True,
-    # A user's own wheels (README, "Lanes"): changing them re-creates the venv.
+    # A user's own wheels (docs/lanes.md): changing them re-makes this layer, not the base.
     environ = [v for v in _USER_WHEEL_ENV.values()] + [v + _SHA_SUFFIX for v in _USER_WHEEL_ENV.values()],
-    doc = "A virtualenv installed from a hashed lock file, with a toolchain and cc_library targets.",
+    doc = "The lane's venv: the base venv, with a user's wheels layered in place of the pinned ones; a toolchain and cc_library targets.",
 )

@@ -13,7 +13,7 @@ A repository the caller declared before the call is kept (its own googletest, sa
 """
 
 load("//third_party/gpu:gpu_detect.bzl", "gpu_detect")
-load("//third_party/python:venv.bzl", "python_venv")
+load("//third_party/python:venv.bzl", "python_venv", "python_venv_base")
 load("//tools/config:lanes.bzl", "LANES", "lane_lock", "lane_venv_repository")
 
 def _kit_directory_impl(rctx):
@@ -74,8 +74,12 @@ def tvm_conformance_dependencies():
 
     # The pinned Python venv of each lane (tools/config/lanes.bzl): toolchain for every
     # py_test, and tvm_ffi / tvm_runtime for C++. Only the lane a build selects is fetched.
+    # Each is the lane's base venv (pip, from the lock) seen through a layer that puts a user's
+    # own wheels in place of the pinned ones: a new wheel re-makes the layer, not the base.
     for lane in LANES:
-        _maybe(python_venv, lane_venv_repository(lane), lane = lane, lock = lane_lock(lane))
+        name = lane_venv_repository(lane)
+        _maybe(python_venv_base, name + "_base", lane = lane, lock = lane_lock(lane))
+        _maybe(python_venv, name, base = "@%s_base//:pip_report.json" % name, lane = lane, lock = lane_lock(lane))
 
     # Whether this machine has a GPU: an input of every cuda test variant (third_party/gpu).
     _maybe(gpu_detect, "gpu_detect")

@@ -11,6 +11,11 @@ Rows (choose with --rows; --quick drops `cold`):
   edit        a comment appended to one test file: only its targets re-run (then reverted)
   cold        a fresh clone in a temporary directory, new output base and new disk cache
               (pip's download cache may be warm)
+  wheel       check my wheel: tools/verdict/check_my_wheel.py with a TVM wheel nothing has seen
+              (the pinned apache-tvm wheel with a new zip comment, or --wheel), Bazel server
+              warm: the lane venv's layer, then every test of //... against it, and the report
+  wheel_pytest  its peer: a fresh venv, pip install of the lane's lock with that wheel in place
+              of apache-tvm, then plain pytest over --pytest-paths
   floor       not a run: the part of the Bazel phase that one process per target costs,
               (torch targets x `import tvm` + other TVM targets x `import tvm` without torch +
               tool targets x a bare pytest start) / CPUs, each start timed here (median of 3)
@@ -35,10 +40,22 @@ import sys
 import tempfile
 import time
 import xml.etree.ElementTree as ET
+import zipfile
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[2]
-ROWS = ("pytest", "pytest_xdist", "bazel_test", "noop", "edit", "cold", "floor")
+ROWS = (
+    "pytest",
+    "pytest_xdist",
+    "bazel_test",
+    "noop",
+    "edit",
+    "cold",
+    "wheel",
+    "wheel_pytest",
+    "floor",
+)
+LOCK = REPO / "third_party" / "python" / "requirements.lock"
 XDIST_LOCK = REPO / "tools" / "perf" / "requirements.lock"
 # Test packages whose targets never import TVM (the kit's own tools), unless they use torch.
 _TOOL_PACKAGES = ("//tools/", "//python/tests/harness:")
@@ -92,6 +109,25 @@ def _venv_python(bazelw: list[str]) -> Path:
     return Path(out.strip().splitlines()[-1]) / "external/python_venv/venv/bin/python"
 
 
+def _pytest(
+    python: Path, paths: list[str], extra: list[str], env_extra: dict[str, str], tmp: Path
+) -> tuple[float, int]:
+    """Plain pytest with `python` over `paths`, TVM_TEST_TARGETS=llvm: (seconds, cases)."""
+    xml = tmp / "junit.xml"
+    env = dict(os.environ, TVM_TEST_TARGETS="llvm", PYTHONDONTWRITEBYTECODE="1", **env_extra)
+    seconds, out = _run(
+        [str(python), "-m", "pytest", "-q", "-p", "no:cacheprovider", f"--junitxml={xml}"]
+        + [*extra, *paths],
+        REPO,
+        env=env,
+        check=False,
+    )
+    if not xml.exists():
+        raise RuntimeError(f"pytest wrote no JUnit XML:\n{out[-3000:]}")
+    suites = ET.parse(xml).getroot().iter("testsuite")
+    return seconds, sum(int(s.get("tests", 0)) for s in suites)
+
+
 def time_pytest(bazelw: list[str], paths: list[str], extra: list[str], workers: int = 0) -> Row:
     """Plain pytest over `paths`, TVM_TEST_TARGETS=llvm: one process, or `workers` xdist
     workers (pytest-xdist from XDIST_LOCK, put on PYTHONPATH for this run only)."""
@@ -99,8 +135,7 @@ def time_pytest(bazelw: list[str], paths: list[str], extra: list[str], workers: 
     if not python.exists():
         raise RuntimeError(f"{python} missing: run ./bazelw build //... first")
     with tempfile.TemporaryDirectory() as tmp:
-        xml = Path(tmp) / "junit.xml"
-        env = dict(os.environ, TVM_TEST_TARGETS="llvm", PYTHONDONTWRITEBYTECODE="1")
+        env: dict[str, str] = {}
         xdist: list[str] = []
         if workers:
             site = Path(tmp) / "xdist"
@@ -109,29 +144,11 @@ def time_pytest(bazelw: list[str], paths: list[str], extra: list[str], workers: 
                 + ["--target", str(site), "-r", str(XDIST_LOCK)],
                 REPO,
             )
-            env["PYTHONPATH"] = os.pathsep.join(p for p in (str(site), env.get("PYTHONPATH")) if p)
+            env["PYTHONPATH"] = os.pathsep.join(
+                p for p in (str(site), os.environ.get("PYTHONPATH")) if p
+            )
             xdist = ["-p", "xdist", "-n", str(workers)]
-        seconds, out = _run(
-            [
-                str(python),
-                "-m",
-                "pytest",
-                "-q",
-                "-p",
-                "no:cacheprovider",
-                *xdist,
-                f"--junitxml={xml}",
-                *extra,
-                *paths,
-            ],
-            REPO,
-            env=env,
-            check=False,
-        )
-        if not xml.exists():
-            raise RuntimeError(f"pytest wrote no JUnit XML:\n{out[-3000:]}")
-        suites = ET.parse(xml).getroot().iter("testsuite")
-        cases = sum(int(s.get("tests", 0)) for s in suites)
+        seconds, cases = _pytest(python, paths, [*xdist, *extra], env, Path(tmp))
     if workers:
         what = f"plain pytest -n {workers} (pytest-xdist)"
         return Row("pytest_xdist", what, seconds, cases)
@@ -199,6 +216,68 @@ def time_cold(targets: list[str]) -> Row:
     finally:
         _run([*bazelw, "shutdown"], clone, check=False)
         shutil.rmtree(tmp, ignore_errors=True)
+
+
+def fresh_wheel(bazelw: list[str], tmp: Path) -> Path:
+    """The pinned apache-tvm wheel (pip download, its sha256 checked against the lock) with a
+    zip comment naming this moment: the same files under a sha256 no cache has seen."""
+    python = _venv_python(bazelw)
+    pinned = re.search(r"^apache-tvm==(\S+)", LOCK.read_text(), re.M)
+    if not pinned:
+        raise RuntimeError(f"no apache-tvm pin in {LOCK}")
+    _run(
+        [str(python), "-m", "pip", "download", "-q", "--no-deps", "--only-binary=:all:"]
+        + ["-d", str(tmp / "pinned"), f"apache-tvm=={pinned.group(1)}"],
+        REPO,
+    )
+    (wheel,) = (tmp / "pinned").glob("*.whl")
+    fresh = tmp / wheel.name
+    shutil.copy(wheel, fresh)
+    with zipfile.ZipFile(fresh, "a") as archive:
+        archive.comment = f"suite_timing {time.time()}".encode()
+    return fresh
+
+
+def time_wheel(bazelw: list[str], wheel: Path) -> Row:
+    """check_my_wheel.py over //... (the cpu config) with `wheel` as apache-tvm."""
+    script = REPO / "tools" / "verdict" / "check_my_wheel.py"
+    _run([*bazelw, "info", "release"], REPO)  # the server is warm, as for a user
+    seconds, out = _run([sys.executable, str(script), "--tvm-wheel", str(wheel)], REPO, check=False)
+    return Row(
+        "wheel",
+        "check_my_wheel.py --tvm-wheel (new wheel; layer venv, all tests, report)",
+        seconds,
+        _bazel_cases(out),
+    )
+
+
+def time_wheel_pytest(paths: list[str], extra: list[str], wheel: Path) -> Row:
+    """A fresh venv with the lane's lock, `wheel` as apache-tvm, then plain pytest."""
+    with tempfile.TemporaryDirectory() as tmp:
+        venv = Path(tmp) / "venv"
+        lock = Path(tmp) / "requirements.lock"
+        kept, skipping = [], False
+        for line in LOCK.read_text().splitlines(keepends=True):
+            head = re.match(r"^([A-Za-z0-9][A-Za-z0-9._-]*)==", line)
+            if head:
+                skipping = head.group(1).lower() == "apache-tvm"
+            if not skipping:
+                kept.append(line)
+        lock.write_text("".join(kept))
+        start = time.monotonic()
+        _run(["python3", "-m", "venv", str(venv)], REPO)
+        pip = [str(venv / "bin" / "python"), "-m", "pip", "install", "-q", "--no-deps"]
+        _run([*pip, "--require-hashes", "--only-binary=:all:", "-r", str(lock)], REPO)
+        _run([*pip, str(wheel)], REPO)
+        seconds, cases = _pytest(venv / "bin" / "python", paths, extra, {}, Path(tmp))
+        total = time.monotonic() - start
+    return Row(
+        "wheel_pytest",
+        "fresh venv + pip install (lock, the wheel) + plain pytest",
+        total,
+        cases,
+        note=f"pytest alone {seconds:.1f} s",
+    )
 
 
 def _start_seconds(python: Path, code: str, repeats: int = 3) -> float:
@@ -285,6 +364,11 @@ def main(argv: list[str] | None = None) -> int:
         default="python/tests/ffi/any_test.py",
         help="the test file the `edit` row touches",
     )
+    parser.add_argument(
+        "--wheel",
+        type=Path,
+        help="the TVM wheel of the wheel rows (default: the pinned one, re-stamped)",
+    )
     parser.add_argument("--bazel-args", default="", help="extra Bazel startup options")
     parser.add_argument("--json", type=Path, help="also write the rows as JSON here")
     args = parser.parse_args(argv)
@@ -303,6 +387,10 @@ def main(argv: list[str] | None = None) -> int:
     bazelw = [str(REPO / "bazelw"), *args.bazel_args.split()]
     _run([*bazelw, "build", *args.targets], REPO)  # extensions and venv for every row
     measured: list[Row] = []
+    scratch = Path(tempfile.mkdtemp(prefix="suite-timing."))
+    wheel = args.wheel
+    if wheel is None and {"wheel", "wheel_pytest"} & set(rows):
+        wheel = fresh_wheel(bazelw, scratch)
     for name in rows:
         print(f"suite_timing: measuring {name} ...", file=sys.stderr, flush=True)
         if name == "pytest":
@@ -319,8 +407,13 @@ def main(argv: list[str] | None = None) -> int:
             measured.append(time_edit(bazelw, args.targets, args.edit_file))
         elif name == "floor":
             measured.append(time_floor(bazelw, args.targets))
+        elif name == "wheel":
+            measured.append(time_wheel(bazelw, wheel))
+        elif name == "wheel_pytest":
+            measured.append(time_wheel_pytest(args.pytest_paths, args.pytest_args.split(), wheel))
         else:
             measured.append(time_cold(args.targets))
+    shutil.rmtree(scratch, ignore_errors=True)
     print(
         f"{os.cpu_count()} CPUs, targets {' '.join(args.targets)}, "
         f"{time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}"

@@ -1,0 +1,131 @@
+"""venv_tool.py and scrub_venv.py on small venvs: the entries of each distribution, a layer's
+removal of the pinned ones (never touching the base it was hard-linked from) and its scrub."""
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+HERE = Path(__file__).resolve().parent
+TOOL = HERE / "venv_tool.py"
+SCRUB = HERE / "scrub_venv.py"
+
+
+def make_venv(root: Path) -> Path:
+    """A venv without pip, and its site-packages."""
+    # Isolated (-I): under Bazel, PYTHONPATH holds the runfiles root, whose `python_venv/venv`
+    # directory would shadow the venv module, and whose distributions are not this venv's.
+    subprocess.run([sys.executable, "-I", "-m", "venv", "--without-pip", str(root)], check=True)
+    (site,) = root.glob("lib/python3*/site-packages")
+    return site
+
+
+def add_dist(site: Path, name: str, files: dict[str, str], record: bool = True) -> None:
+    """A distribution installed by hand: its files, METADATA and (optionally) RECORD."""
+    info = site / f"{name.replace('-', '_')}-1.0.dist-info"
+    info.mkdir()
+    (info / "METADATA").write_text(f"Metadata-Version: 2.1\nName: {name}\nVersion: 1.0\n")
+    for rel, text in files.items():
+        path = (site / rel).resolve()
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text)
+    if record:
+        listed = [*files, f"{info.name}/METADATA", f"{info.name}/RECORD"]
+        (info / "RECORD").write_text("".join(f"{rel},,\n" for rel in listed))
+
+
+def tool(venv: Path, *args: str) -> subprocess.CompletedProcess:
+    return subprocess.run(
+        [str(venv / "bin" / "python"), "-I", str(TOOL), *args], capture_output=True, text=True
+    )
+
+
+@pytest.fixture
+def base(tmp_path: Path) -> Path:
+    """A venv with a package, a top-level module, a script outside site-packages and a
+    directory two distributions share."""
+    venv = tmp_path / "base"
+    site = make_venv(venv)
+    add_dist(
+        site,
+        "apache-tvm",
+        {"tvm/__init__.py": "X = 1\n", "tvm/sub/x.py": "", "../../../bin/tvm-tool": "#!"},
+    )
+    add_dist(site, "other", {"other.py": "Y = 2\n"})
+    add_dist(site, "shared-a", {"nspkg/a.py": ""})
+    add_dist(site, "shared-b", {"nspkg/b.py": ""})
+    return venv
+
+
+def test_entries_lists_top_level_entries_and_files_outside_site_packages(base: Path) -> None:
+    out = base.parent / "entries.json"
+    assert tool(base, "entries", str(out)).returncode == 0
+    found = json.loads(out.read_text())
+    assert found["apache-tvm"] == {
+        "top": ["apache_tvm-1.0.dist-info", "tvm"],
+        "outside": ["bin/tvm-tool"],
+    }
+    assert found["other"]["top"] == ["other-1.0.dist-info", "other.py"]
+    assert found["shared-a"]["top"] == ["nspkg", "shared_a-1.0.dist-info"]
+
+
+def test_entries_without_record_come_from_the_base_and_fail_without_one(base: Path) -> None:
+    first = base.parent / "entries.json"
+    assert tool(base, "entries", str(first)).returncode == 0
+    for record in base.glob("lib/python3*/site-packages/*.dist-info/RECORD"):
+        record.unlink()  # what the scrub does
+    again = base.parent / "again.json"
+    assert tool(base, "entries", str(again), str(first)).returncode == 0
+    assert json.loads(again.read_text()) == json.loads(first.read_text())
+    missing = tool(base, "entries", str(again))
+    assert missing.returncode != 0 and "has no RECORD" in missing.stderr
+
+
+def test_unlayer_removes_a_distribution_from_a_hard_linked_copy_only(base: Path) -> None:
+    entries = base.parent / "entries.json"
+    assert tool(base, "entries", str(entries)).returncode == 0
+    layer = base.parent / "layer"
+    subprocess.run(["cp", "-al", str(base), str(layer)], check=True)
+    result = tool(layer, "unlayer", str(entries), "apache_tvm", "other")
+    assert result.returncode == 0, result.stderr
+    (site,) = layer.glob("lib/python3*/site-packages")
+    (base_site,) = base.glob("lib/python3*/site-packages")
+    for gone in ("tvm", "apache_tvm-1.0.dist-info", "other.py", "other-1.0.dist-info"):
+        assert not (site / gone).exists() and (base_site / gone).exists()
+    assert not (layer / "bin" / "tvm-tool").exists() and (base / "bin" / "tvm-tool").exists()
+    assert (site / "nspkg" / "a.py").exists()
+
+
+@pytest.mark.parametrize(
+    ("dist", "message"),
+    [
+        ("shared-a", "shares nspkg with shared-b"),
+        ("apache-tvm-ffi", "has no apache-tvm-ffi to replace"),
+    ],
+)
+def test_unlayer_refuses_what_it_cannot_remove_alone(base: Path, dist: str, message: str) -> None:
+    entries = base.parent / "entries.json"
+    assert tool(base, "entries", str(entries)).returncode == 0
+    result = tool(base, "unlayer", str(entries), dist)
+    assert result.returncode != 0 and message in result.stderr
+    assert len(list(base.glob("lib/python3*/site-packages/nspkg/*.py"))) == 2
+
+
+def test_scrub_of_a_layer_touches_only_the_entries_it_names(tmp_path: Path) -> None:
+    venv = tmp_path / "venv"
+    site = make_venv(venv)
+    add_dist(site, "kept", {"kept/__init__.py": ""})
+    add_dist(site, "fresh", {"fresh/__init__.py": "Z = 3\n"})
+    (venv / "bin" / "fresh-script").write_text("#!/abs/path/python\n")
+    cfg = (venv / "pyvenv.cfg").read_text()
+    subprocess.run(
+        [sys.executable, str(SCRUB), str(venv), "fresh", "fresh-1.0.dist-info"], check=True
+    )
+    assert (site / "kept-1.0.dist-info" / "RECORD").exists()
+    assert not (site / "fresh-1.0.dist-info" / "RECORD").exists()
+    assert list((site / "fresh" / "__pycache__").glob("__init__.*.pyc"))
+    assert not (site / "kept" / "__pycache__").exists()
+    assert not (venv / "bin" / "fresh-script").exists()
+    assert (venv / "pyvenv.cfg").read_text() == cfg
