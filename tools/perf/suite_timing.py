@@ -15,7 +15,8 @@ Rows (choose with --rows; --quick drops `cold`):
               (the pinned apache-tvm wheel with a new zip comment, or --wheel), Bazel server
               warm: the lane venv's layer, then every test of //... against it, and the report
   wheel_pytest  its peer: a fresh venv, pip install of the lane's lock with that wheel in place
-              of apache-tvm, then plain pytest over --pytest-paths
+              of apache-tvm, then plain pytest over --pytest-paths, writing bytecode as any
+              venv does (the other pytest rows write none, to leave the Bazel venv as it is)
   floor       not a run: the part of the Bazel phase that one process per target costs,
               (torch targets x `import tvm` + other TVM targets x `import tvm` without torch +
               tool targets x a bare pytest start) / CPUs, each start timed here (median of 3)
@@ -109,12 +110,30 @@ def _venv_python(bazelw: list[str]) -> Path:
     return Path(out.strip().splitlines()[-1]) / "external/python_venv/venv/bin/python"
 
 
+def _tree_pycache() -> set[Path]:
+    """The repo's __pycache__ folders (rglob does not enter the bazel-* links)."""
+    return set(REPO.rglob("__pycache__"))
+
+
 def _pytest(
-    python: Path, paths: list[str], extra: list[str], env_extra: dict[str, str], tmp: Path
+    python: Path,
+    paths: list[str],
+    extra: list[str],
+    env_extra: dict[str, str],
+    tmp: Path,
+    bytecode: bool = False,
 ) -> tuple[float, int]:
-    """Plain pytest with `python` over `paths`, TVM_TEST_TARGETS=llvm: (seconds, cases)."""
+    """Plain pytest with `python` over `paths`, TVM_TEST_TARGETS=llvm: (seconds, cases).
+
+    Without `bytecode` nothing writes .pyc files: the Bazel venv must stay as Bazel made it.
+    With it, Python and pytest's assertion rewriter cache bytecode as in any venv (the tree's
+    new __pycache__ folders are removed afterwards)."""
     xml = tmp / "junit.xml"
-    env = dict(os.environ, TVM_TEST_TARGETS="llvm", PYTHONDONTWRITEBYTECODE="1", **env_extra)
+    env = dict(os.environ, TVM_TEST_TARGETS="llvm", **env_extra)
+    env.pop("PYTHONDONTWRITEBYTECODE", None)
+    if not bytecode:
+        env["PYTHONDONTWRITEBYTECODE"] = "1"
+    before = _tree_pycache()
     seconds, out = _run(
         [str(python), "-m", "pytest", "-q", "-p", "no:cacheprovider", f"--junitxml={xml}"]
         + [*extra, *paths],
@@ -122,6 +141,8 @@ def _pytest(
         env=env,
         check=False,
     )
+    for folder in _tree_pycache() - before:
+        shutil.rmtree(folder, ignore_errors=True)
     if not xml.exists():
         raise RuntimeError(f"pytest wrote no JUnit XML:\n{out[-3000:]}")
     suites = ET.parse(xml).getroot().iter("testsuite")
@@ -269,7 +290,7 @@ def time_wheel_pytest(paths: list[str], extra: list[str], wheel: Path) -> Row:
         pip = [str(venv / "bin" / "python"), "-m", "pip", "install", "-q", "--no-deps"]
         _run([*pip, "--require-hashes", "--only-binary=:all:", "-r", str(lock)], REPO)
         _run([*pip, str(wheel)], REPO)
-        seconds, cases = _pytest(venv / "bin" / "python", paths, extra, {}, Path(tmp))
+        seconds, cases = _pytest(venv / "bin" / "python", paths, extra, {}, Path(tmp), True)
         total = time.monotonic() - start
     return Row(
         "wheel_pytest",
