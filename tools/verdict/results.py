@@ -456,10 +456,8 @@ def attempts_of(events: list[dict]) -> list[Attempt]:
 
 def shard_counts(attempts: list[Attempt]) -> dict[str, int]:
     """Shards (or runs) per label: more than one puts each attempt's files in its own folder."""
-    counts: dict[str, int] = {}
-    for a in attempts:
-        counts[a.label] = max(counts.get(a.label, 1), a.shard, a.run)
-    return counts
+    shards, runs = _most(attempts, "shard"), _most(attempts, "run")
+    return {label: max(shards[label], runs[label]) for label in shards}
 
 
 def _summaries(events: list[dict]) -> dict[str, str]:
