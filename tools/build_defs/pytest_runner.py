@@ -16,13 +16,25 @@ This runner only adds what Bazel asks of a test:
     ``tvm_conformance.torch_guard``);
   * Bazel's test sharding (``shard_count``): shard i of n keeps the collected cases i, i+n,
     i+2n, ... (after the variant's own deselection), so a long target's cases spread over
-    the cores; every case runs in exactly one shard, and the verdict merges the shards.
+    the cores; every case runs in exactly one shard, and the verdict merges the shards;
+  * Python's cyclic collector held back while the process starts (pytest, the plugin, TVM,
+    torch and the test modules: several hundred thousand objects that live as long as the
+    process) and set back to its default thresholds once collection is over, so every case
+    runs under the interpreter's defaults (``StartupGc``).
 """
 
+import gc
 import os
 import sys
 
 sys.dont_write_bytecode = True
+
+# With the default thresholds the collector walks the growing heap again and again while the
+# stack loads: about 0.7 s of `import tvm` with torch and 0.25 s without (docs/performance.md).
+# Nothing at startup depends on when cycles are freed; the thresholds go back before any case.
+STARTUP_GC_THRESHOLD = (100_000, 50, 100)
+_DEFAULT_GC_THRESHOLD = gc.get_threshold()
+gc.set_threshold(*STARTUP_GC_THRESHOLD)
 
 # A remote executor may run the action with its input root at "/" (tools/remote_exec), and
 # Bazel's test setup then makes the runfiles paths "//bazel-out/...": POSIX lets a leading "//"
@@ -45,6 +57,18 @@ from tvm_conformance import torch_guard  # noqa: E402
 torch_guard.install_from_environment()
 
 import pytest  # noqa: E402
+
+
+class StartupGc:
+    """Sets the collector's thresholds back to what they were before the runner started."""
+
+    def __init__(self, threshold: tuple[int, ...]) -> None:
+        self.threshold = threshold
+
+    @pytest.hookimpl(trylast=True)
+    def pytest_collection_finish(self, session: pytest.Session) -> None:
+        """Every test module is imported: the cases run with the default thresholds."""
+        gc.set_threshold(*self.threshold)
 
 
 class Shard:
@@ -87,7 +111,14 @@ def main(argv: list[str]) -> int:
     if xml_output:
         args.append("--junitxml=" + xml_output)
     shard = shard_from_environment(dict(os.environ))
-    code = int(pytest.main(args + argv, plugins=[shard] if shard else []))
+    plugins: list[object] = [StartupGc(_DEFAULT_GC_THRESHOLD)]
+    if shard:
+        plugins.append(shard)
+    try:
+        code = int(pytest.main(args + argv, plugins=plugins))
+    finally:
+        # A session that ends before collection finishes (a usage error) restores them too.
+        gc.set_threshold(*_DEFAULT_GC_THRESHOLD)
     if code == pytest.ExitCode.NO_TESTS_COLLECTED:
         print("tvm_py_test: pytest collected no tests; failing the target.", file=sys.stderr)
     return code

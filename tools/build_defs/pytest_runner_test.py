@@ -1,8 +1,10 @@
-"""The Bazel pytest runner keeps torch out of targets that do not declare uses_torch, and
-splits a sharded target's cases between its shards."""
+"""The Bazel pytest runner keeps torch out of targets that do not declare uses_torch, splits
+a sharded target's cases between its shards, and runs every case under the interpreter's
+default collector thresholds (it holds the collector back only while the process starts)."""
 
 from __future__ import annotations
 
+import ast
 import os
 import subprocess
 import sys
@@ -55,6 +57,21 @@ import pytest
 @pytest.mark.parametrize("n", range(7))
 def test_case(n):
     assert n >= 0
+"""
+
+
+# Records the collector's thresholds while the test module is imported (collection) and
+# while a case runs.
+GC_THRESHOLDS = """
+import gc
+import os
+from pathlib import Path
+
+AT_IMPORT = gc.get_threshold()
+
+
+def test_record_thresholds():
+    Path(os.environ["GC_RECORD"]).write_text(repr((AT_IMPORT, gc.get_threshold())))
 """
 
 
@@ -144,3 +161,20 @@ def test_an_unsharded_target_ignores_a_single_shard(tmp_path: Path) -> None:
     )
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert len(_passed_ids(proc.stdout)) == 7
+
+
+def test_cases_run_with_the_default_collector_thresholds(tmp_path: Path) -> None:
+    record = tmp_path / "thresholds.txt"
+    proc = _run_runner(tmp_path, GC_THRESHOLDS, "0", {"GC_RECORD": str(record)})
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    at_import, in_case = ast.literal_eval(record.read_text())
+    fresh = subprocess.run(
+        [sys.executable, "-c", "import gc; print(gc.get_threshold())"],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    default = ast.literal_eval(fresh.stdout)
+    # Held back while modules load (fewer young collections), the defaults for the cases.
+    assert at_import[0] > default[0]
+    assert in_case == default
