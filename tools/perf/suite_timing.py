@@ -21,6 +21,11 @@ Rows (choose with --rows; --quick drops `cold`):
               (torch targets x `import tvm` + other TVM targets x `import tvm` without torch +
               tool targets x a bare pytest start) / CPUs, each start timed here (median of 3)
 
+--repeat N measures the rows N times, round by round (each round in --rows order, a new wheel
+for the wheel rows each round): a row's seconds are then its median, its note gives the range,
+and a row beside pytest in every round also gets its ratio per round (the host's speed drifts
+between rounds; within a round both saw the same host).
+
 Run from anywhere with python3 (it drives the repo's ./bazelw and the Bazel venv's python):
   python3 tools/perf/suite_timing.py                    # everything, //...
   python3 tools/perf/suite_timing.py --quick --targets //python/tests/ffi/... \\
@@ -60,11 +65,13 @@ LOCK = REPO / "third_party" / "python" / "requirements.lock"
 XDIST_LOCK = REPO / "tools" / "perf" / "requirements.lock"
 # Test packages whose targets never import TVM (the kit's own tools), unless they use torch.
 _TOOL_PACKAGES = ("//tools/", "//python/tests/harness:")
-# Starting a test process three ways; torch is kept out as the runner does (absent to TVM).
+# Starting a test process three ways, as the runner starts one: torch kept out (absent to TVM)
+# and the collector's startup thresholds (tools/build_defs/pytest_runner.py).
+_RUNNER_GC = "import gc; gc.set_threshold(100_000, 50, 100); "
 _STARTS = {
-    "torch": "import tvm",
-    "no_torch": "import sys; sys.modules['torch'] = None; import tvm",
-    "tool": "import pytest",
+    "torch": _RUNNER_GC + "import tvm",
+    "no_torch": _RUNNER_GC + "import sys; sys.modules['torch'] = None; import tvm",
+    "tool": _RUNNER_GC + "import pytest",
 }
 _SUMMARY = re.compile(
     r"Test cases in \d+ target\(s\): (\d+) passed, (\d+) failed, (\d+) skipped, (\d+) xfailed"
@@ -341,6 +348,53 @@ def time_floor(bazelw: list[str], targets: list[str]) -> Row:
     )
 
 
+def _median(values: list[float]) -> float:
+    ordered = sorted(values)
+    middle = len(ordered) // 2
+    if len(ordered) % 2:
+        return ordered[middle]
+    return (ordered[middle - 1] + ordered[middle]) / 2
+
+
+def summarize(rounds: list[list[Row]]) -> list[Row]:
+    """One row per name from several rounds: the median seconds, the range in the note, and,
+    for a row measured beside `pytest` in every round, its ratio to pytest per round. One
+    round gives its rows back unchanged."""
+    if len(rounds) == 1:
+        return rounds[0]
+    names = list(dict.fromkeys(r.name for rows in rounds for r in rows))
+    by_name = {name: [r for rows in rounds for r in rows if r.name == name] for name in names}
+    pytest_each = [next((r for r in rows if r.name == "pytest"), None) for rows in rounds]
+    summary = []
+    for name in names:
+        samples = by_name[name]
+        seconds = [r.seconds for r in samples]
+        note = (
+            f"median of {len(seconds)}: "
+            + ", ".join(f"{s:.1f}" for s in seconds)
+            + f" s (range {min(seconds):.1f}-{max(seconds):.1f})"
+        )
+        if name != "pytest" and len(samples) == len(rounds) and all(pytest_each):
+            ratios = [
+                r.seconds / base.seconds
+                for r, base in zip(samples, pytest_each, strict=True)  # type: ignore[union-attr]
+            ]
+            note += "; x pytest per round: " + ", ".join(f"{x:.2f}" for x in ratios)
+        cases = {r.cases for r in samples}
+        last = samples[-1]
+        extra = f"; last round: {last.note}" if last.note else ""
+        summary.append(
+            Row(
+                name,
+                last.what,
+                _median(seconds),
+                last.cases if len(cases) == 1 else None,
+                note + extra,
+            )
+        )
+    return summary
+
+
 def format_table(rows: list[Row]) -> str:
     """Rows with their ratio to the pytest row (or to the first row without one)."""
     base = next((r for r in rows if r.name == "pytest"), rows[0])
@@ -391,6 +445,12 @@ def main(argv: list[str] | None = None) -> int:
         help="the TVM wheel of the wheel rows (default: the pinned one, re-stamped)",
     )
     parser.add_argument("--bazel-args", default="", help="extra Bazel startup options")
+    parser.add_argument(
+        "--repeat",
+        type=int,
+        default=1,
+        help="measure every row this many times, round by round; report medians (default 1)",
+    )
     parser.add_argument("--json", type=Path, help="also write the rows as JSON here")
     args = parser.parse_args(argv)
 
@@ -404,16 +464,50 @@ def main(argv: list[str] | None = None) -> int:
         parser.error("no rows left to measure")
     if not (REPO / args.edit_file).is_file():
         parser.error(f"--edit-file {args.edit_file} is not a file in {REPO}")
+    if args.repeat < 1:
+        parser.error(f"--repeat must be at least 1, not {args.repeat}")
+    if args.repeat > 1 and args.wheel is not None and "wheel" in rows:
+        parser.error(
+            "--wheel with --repeat: the wheel row needs a wheel nothing has seen each round"
+        )
 
     bazelw = [str(REPO / "bazelw"), *args.bazel_args.split()]
     _run([*bazelw, "build", *args.targets], REPO)  # extensions and venv for every row
-    measured: list[Row] = []
     scratch = Path(tempfile.mkdtemp(prefix="suite-timing."))
-    wheel = args.wheel
-    if wheel is None and {"wheel", "wheel_pytest"} & set(rows):
-        wheel = fresh_wheel(bazelw, scratch)
+    rounds = []
+    for round_index in range(args.repeat):
+        wheel = args.wheel
+        if wheel is None and {"wheel", "wheel_pytest"} & set(rows):
+            wheel = fresh_wheel(bazelw, scratch / f"round{round_index}")
+        rounds.append(_measure_round(args, rows, bazelw, wheel, round_index))
+    shutil.rmtree(scratch, ignore_errors=True)
+    measured = summarize(rounds)
+    print(
+        f"{os.cpu_count()} CPUs, targets {' '.join(args.targets)}, "
+        f"{time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}"
+    )
+    print(format_table(measured))
+    if args.json:
+        payload = {
+            "rows": [dataclasses.asdict(r) for r in measured],
+            "rounds": [[dataclasses.asdict(r) for r in rows] for rows in rounds],
+        }
+        args.json.write_text(json.dumps(payload, indent=2))
+    return 0
+
+
+def _measure_round(
+    args: argparse.Namespace,
+    rows: list[str],
+    bazelw: list[str],
+    wheel: Path | None,
+    round_index: int,
+) -> list[Row]:
+    """Every chosen row once, in order."""
+    measured: list[Row] = []
     for name in rows:
-        print(f"suite_timing: measuring {name} ...", file=sys.stderr, flush=True)
+        where = f" (round {round_index + 1} of {args.repeat})" if args.repeat > 1 else ""
+        print(f"suite_timing: measuring {name}{where} ...", file=sys.stderr, flush=True)
         if name == "pytest":
             measured.append(time_pytest(bazelw, args.pytest_paths, args.pytest_args.split()))
         elif name == "pytest_xdist":
@@ -428,21 +522,16 @@ def main(argv: list[str] | None = None) -> int:
             measured.append(time_edit(bazelw, args.targets, args.edit_file))
         elif name == "floor":
             measured.append(time_floor(bazelw, args.targets))
-        elif name == "wheel":
-            measured.append(time_wheel(bazelw, wheel))
-        elif name == "wheel_pytest":
-            measured.append(time_wheel_pytest(args.pytest_paths, args.pytest_args.split(), wheel))
+        elif name in ("wheel", "wheel_pytest"):
+            assert wheel is not None  # made by main() whenever a wheel row is chosen
+            if name == "wheel":
+                measured.append(time_wheel(bazelw, wheel))
+            else:
+                pytest_args = args.pytest_args.split()
+                measured.append(time_wheel_pytest(args.pytest_paths, pytest_args, wheel))
         else:
             measured.append(time_cold(args.targets))
-    shutil.rmtree(scratch, ignore_errors=True)
-    print(
-        f"{os.cpu_count()} CPUs, targets {' '.join(args.targets)}, "
-        f"{time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}"
-    )
-    print(format_table(measured))
-    if args.json:
-        args.json.write_text(json.dumps([dataclasses.asdict(r) for r in measured], indent=2))
-    return 0
+    return measured
 
 
 if __name__ == "__main__":
