@@ -110,7 +110,7 @@ def _python_venv_base_impl(rctx):
     # removes: the runfiles groups and a layer's removal of a distribution use it.
     _run(rctx, "listing the venv's distributions failed", ["venv/bin/python", tool, "entries", "dist_entries.json"])
     _run(rctx, "scrubbing the venv failed", [python, rctx.path(rctx.attr._scrub), "venv"])
-    rctx.file("BUILD.bazel", "# The base venv that python_venv_layer (third_party/python/venv.bzl) copies.\n")
+    rctx.file("BUILD.bazel", "# The base venv that python_venv (third_party/python/venv.bzl) copies.\n")
 
 python_venv_base = repository_rule(
     implementation = _python_venv_base_impl,
