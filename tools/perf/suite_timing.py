@@ -41,6 +41,7 @@ import json
 import os
 import re
 import shutil
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -309,8 +310,7 @@ def time_wheel_pytest(paths: list[str], extra: list[str], wheel: Path) -> Row:
 
 
 def _start_seconds(python: Path, code: str, repeats: int = 3) -> float:
-    times = sorted(_run([str(python), "-c", code], REPO)[0] for _ in range(repeats))
-    return times[len(times) // 2]
+    return statistics.median(_run([str(python), "-c", code], REPO)[0] for _ in range(repeats))
 
 
 def _query(bazelw: list[str], expression: str) -> set[str]:
@@ -348,14 +348,6 @@ def time_floor(bazelw: list[str], targets: list[str]) -> Row:
     )
 
 
-def _median(values: list[float]) -> float:
-    ordered = sorted(values)
-    middle = len(ordered) // 2
-    if len(ordered) % 2:
-        return ordered[middle]
-    return (ordered[middle - 1] + ordered[middle]) / 2
-
-
 def summarize(rounds: list[list[Row]]) -> list[Row]:
     """One row per name from several rounds: the median seconds, the range in the note, and,
     for a row measured beside `pytest` in every round, its ratio to pytest per round. One
@@ -387,7 +379,7 @@ def summarize(rounds: list[list[Row]]) -> list[Row]:
             Row(
                 name,
                 last.what,
-                _median(seconds),
+                statistics.median(seconds),
                 last.cases if len(cases) == 1 else None,
                 note + extra,
             )
