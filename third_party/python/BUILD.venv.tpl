@@ -10,44 +10,56 @@ _SITE_PACKAGES = "{SITE_PACKAGES}"
 _NEVER_RUN = [
     "venv/lib64/**",
     "venv/include/**",
-    _SITE_PACKAGES + "/torch/include/**",
-    _SITE_PACKAGES + "/torch/share/**",
+    _SITE_PACKAGES + "/torch/include",
+    _SITE_PACKAGES + "/torch/share",
 ]
 
-# Glob patterns of the groups' top-level site-packages entries (a file, or a directory's
-# files), torch's and the installers'.
-_TORCH = [_SITE_PACKAGES + "/" + n + tail for n in TORCH_ONLY for tail in ("", "/**")]
+# Every top-level site-packages entry, a package's directory as one label (not its files): a
+# directory is one symlink in a test's runfiles tree and sandbox where its files were
+# thousands. Bazel keys cached and remote results by the files inside (it hashes a directory
+# input's contents), and this repository is re-created whenever the venv changes.
+_PACKAGES = glob(
+    [_SITE_PACKAGES + "/*"],
+    exclude_directories = 0,
+)
 
-_INSTALLERS = [_SITE_PACKAGES + "/" + n + tail for n in INSTALLERS for tail in ("", "/**")]
+# torch's own directory is listed one level down, to leave its C++ headers and CMake files out.
+_TORCH = glob(
+    [_SITE_PACKAGES + "/" + n for n in TORCH_ONLY if n != "torch"] + [_SITE_PACKAGES + "/torch/*"],
+    exclude = _NEVER_RUN,
+    exclude_directories = 0,
+)
+
+_INSTALLERS = glob(
+    [_SITE_PACKAGES + "/" + n for n in INSTALLERS],
+    exclude_directories = 0,
+)
 
 # What every Python target gets: the interpreter and every package except the groups below.
-# A runfile costs each test a symlink in its sandbox (and its runfiles tree): the groups are
-# most of the venv, and most targets need neither.
+# Most targets need neither group.
 filegroup(
     name = "venv_files",
     srcs = glob(
         ["venv/**"],
-        exclude = _NEVER_RUN + _TORCH + _INSTALLERS,
-    ),
+        exclude = _NEVER_RUN + [_SITE_PACKAGES + "/**"],
+    ) + [
+        entry
+        for entry in _PACKAGES
+        if entry.rpartition("/")[2] not in TORCH_ONLY + INSTALLERS
+    ],
 )
 
 # torch and what only torch requires (venv_groups.bzl, from the distributions' metadata):
 # tvm_py_test(uses_torch = True) and the build-time exporters add it.
 filegroup(
     name = "torch_files",
-    srcs = glob(
-        _TORCH,
-        exclude = _NEVER_RUN,
-    ),
+    srcs = _TORCH,
 )
 
 # pip and setuptools, for a test that installs a wheel.
 filegroup(
     name = "installer_files",
-    srcs = glob(
-        _INSTALLERS,
-        exclude = _NEVER_RUN,
-    ),
+    srcs = _INSTALLERS,
 )
 
 py_runtime(

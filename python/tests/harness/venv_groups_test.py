@@ -34,3 +34,14 @@ def test_the_installers_are_left_out() -> None:
     site = _runfiles_site_packages()
     for name in ("pip", "setuptools"):
         assert not (site / name).exists(), f"{name} is in a runfiles tree that installs nothing"
+
+
+def test_a_package_is_one_runfile_not_its_files() -> None:
+    # One symlink per package in each sandbox, where one per file cost Bazel about 0.3 s a
+    # test (docs/performance.md). Bazel still keys results by the files: it hashes a
+    # directory input's contents.
+    if not Path(__file__).is_symlink():
+        pytest.skip("runfiles are copies here (a remote executor stages files), not symlinks")
+    site = _runfiles_site_packages()
+    for name in ("numpy", "tvm", "tvm_ffi", "_pytest"):
+        assert (site / name).is_symlink(), f"{name} is a tree of per-file symlinks"
