@@ -23,6 +23,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import platform
 import re
 import subprocess
 import sys
@@ -94,8 +95,8 @@ _IDENTITY_DISTS = ("apache-tvm", "apache-tvm-ffi")
 _LIBINFO_KEYS = ("GIT_COMMIT_HASH", "USE_CUDA", "USE_LLVM")
 
 
-def _installed_wheels(pip_report: str) -> dict[str, dict[str, str]]:
-    """apache-tvm / apache-tvm-ffi -> {version, file, sha256} from pip's install report."""
+def _report_wheels(pip_report: str) -> dict[str, dict[str, str]]:
+    """Every distribution pip installed -> {version, file, sha256}, from its install report."""
     try:
         with open(pip_report, encoding="utf-8") as stream:
             report = json.load(stream)
@@ -104,8 +105,6 @@ def _installed_wheels(pip_report: str) -> dict[str, dict[str, str]]:
     found = {}
     for item in report.get("install", []):
         name = _canonical(item.get("metadata", {}).get("name", ""))
-        if name not in _IDENTITY_DISTS:
-            continue
         info = item.get("download_info", {})
         hashes = info.get("archive_info", {}).get("hashes", {})
         sha = (
@@ -145,14 +144,18 @@ def record(out: str, lane: str, lock: str, pip_report: str, wheels: list[str]) -
     for item in wheels:
         dist, _, path = item.partition("=")
         user_wheels[dist] = {"file": os.path.basename(path), "sha256": _sha256(path)}
+    # A user's wheel replaced the pinned one that the base venv's pip report names.
+    pinned = {k: v for k, v in _report_wheels(pip_report).items() if k not in user_wheels}
     info = {
         "lane": lane,
         "lock": lock,
         "packages": dict(sorted(packages.items())),
-        # A user's wheel replaced the pinned one that the base venv's pip report names.
-        "installed": {
-            k: v for k, v in _installed_wheels(pip_report).items() if k not in user_wheels
-        },
+        "installed": {k: v for k, v in pinned.items() if k in _IDENTITY_DISTS},
+        # Every wheel and the interpreter: this file is a runfile of every Python target, and
+        # Bazel checks the venv's package directories only by content hash in its caches, not
+        # locally (BUILD.venv.tpl), so a venv that differs in any wheel differs here too.
+        "wheel_sha256": {k: v["sha256"] for k, v in sorted(pinned.items())},
+        "python": platform.python_version(),
         "user_wheels": user_wheels,
         "tvm_libinfo": _tvm_libinfo(),
     }

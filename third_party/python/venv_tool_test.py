@@ -1,6 +1,7 @@
 """venv_tool.py and scrub_venv.py on small venvs: the entries of each distribution, a layer's
 removal of the pinned ones (never touching the base it was hard-linked from) and its scrub."""
 
+import hashlib
 import json
 import subprocess
 import sys
@@ -129,3 +130,48 @@ def test_scrub_of_a_layer_touches_only_the_entries_it_names(tmp_path: Path) -> N
     assert not (site / "kept" / "__pycache__").exists()
     assert not (venv / "bin" / "fresh-script").exists()
     assert (venv / "pyvenv.cfg").read_text() == cfg
+
+
+def _pip_report(path: Path, wheels: dict[str, str]) -> Path:
+    """A pip install report naming each distribution's wheel by sha256."""
+    install = [
+        {
+            "metadata": {"name": name, "version": "1.0"},
+            "download_info": {
+                "url": f"file:///wheels/{name}-1.0-py3-none-any.whl",
+                "archive_info": {"hashes": {"sha256": sha}},
+            },
+        }
+        for name, sha in wheels.items()
+    ]
+    path.write_text(json.dumps({"install": install}))
+    return path
+
+
+def test_the_record_names_every_wheel_and_the_interpreter(base: Path, tmp_path: Path) -> None:
+    # The record is what re-runs a test when the venv changes (BUILD.venv.tpl): any other
+    # wheel of the lock, or another interpreter, must change it.
+    report = _pip_report(tmp_path / "report.json", {"apache-tvm": "a" * 64, "other": "b" * 64})
+    out = tmp_path / "record.json"
+    proc = tool(base, "record", str(out), "default", "//lock", str(report))
+    assert proc.returncode == 0, proc.stderr
+    record = json.loads(out.read_text())
+    assert record["wheel_sha256"] == {"apache-tvm": "a" * 64, "other": "b" * 64}
+    assert record["installed"]["apache-tvm"]["sha256"] == "a" * 64
+    assert "other" not in record["installed"]
+    assert record["python"] == ".".join(map(str, sys.version_info[:3]))
+
+
+def test_a_user_wheel_replaces_the_pinned_one_in_the_record(base: Path, tmp_path: Path) -> None:
+    report = _pip_report(tmp_path / "report.json", {"apache-tvm": "a" * 64, "other": "b" * 64})
+    wheel = tmp_path / "apache_tvm-9.9-py3-none-any.whl"
+    wheel.write_bytes(b"not the pinned wheel")
+    out = tmp_path / "record.json"
+    proc = tool(base, "record", str(out), "default", "//lock", str(report), f"apache-tvm={wheel}")
+    assert proc.returncode == 0, proc.stderr
+    record = json.loads(out.read_text())
+    assert record["wheel_sha256"] == {"other": "b" * 64}
+    assert "apache-tvm" not in record["installed"]
+    user = record["user_wheels"]["apache-tvm"]
+    assert user["file"] == wheel.name
+    assert user["sha256"] == hashlib.sha256(b"not the pinned wheel").hexdigest()
