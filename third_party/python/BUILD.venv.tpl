@@ -14,14 +14,23 @@ _NEVER_RUN = [
     _SITE_PACKAGES + "/torch/share",
 ]
 
+# How a test's runfiles hold the packages (--//tools/config:venv_runfiles): a package's
+# directory as one label by default, one label per file under --config=remote_exec. The kit is
+# @tvm_conformance from its own workspace too (its WORKSPACE name).
+_PER_FILE = "@tvm_conformance//tools/config:venv_runfiles_files"
+
 # Every top-level site-packages entry, a package's directory as one label (not its files): a
 # directory is one symlink in a test's runfiles tree and sandbox where its files were
-# thousands. Bazel keys cached and remote results by the files inside (it hashes a directory
-# input's contents), and this repository is re-created whenever the venv changes.
+# thousands. Bazel keys cached results by the files inside (it hashes a directory input's
+# contents), and this repository is re-created whenever the venv changes. A remote executor
+# gets such a directory without its contents (Bazel 4 uploads a source directory as an empty
+# one), hence the per-file lists below.
 _PACKAGES = glob(
     [_SITE_PACKAGES + "/*"],
     exclude_directories = 0,
 )
+
+_GROUPED = TORCH_ONLY + INSTALLERS
 
 # torch's own directory is listed one level down, to leave its C++ headers and CMake files out.
 _TORCH = glob(
@@ -35,6 +44,15 @@ _INSTALLERS = glob(
     exclude_directories = 0,
 )
 
+# The same entries file by file (a top-level file, or a directory's files), torch's headers
+# and CMake files left out as above.
+_TORCH_FILES = glob(
+    [_SITE_PACKAGES + "/" + n + tail for n in TORCH_ONLY for tail in ("", "/**")],
+    exclude = [_SITE_PACKAGES + "/torch/include/**", _SITE_PACKAGES + "/torch/share/**"],
+)
+
+_INSTALLER_FILES = glob([_SITE_PACKAGES + "/" + n + tail for n in INSTALLERS for tail in ("", "/**")])
+
 # What every Python target gets: the interpreter and every package except the groups below.
 # Most targets need neither group.
 filegroup(
@@ -42,24 +60,36 @@ filegroup(
     srcs = glob(
         ["venv/**"],
         exclude = _NEVER_RUN + [_SITE_PACKAGES + "/**"],
-    ) + [
-        entry
-        for entry in _PACKAGES
-        if entry.rpartition("/")[2] not in TORCH_ONLY + INSTALLERS
-    ],
+    ) + select({
+        _PER_FILE: glob(
+            [_SITE_PACKAGES + "/**"],
+            exclude = [_SITE_PACKAGES + "/" + n + tail for n in _GROUPED for tail in ("", "/**")],
+        ),
+        "//conditions:default": [
+            entry
+            for entry in _PACKAGES
+            if entry.rpartition("/")[2] not in _GROUPED
+        ],
+    }),
 )
 
 # torch and what only torch requires (venv_groups.bzl, from the distributions' metadata):
 # tvm_py_test(uses_torch = True) and the build-time exporters add it.
 filegroup(
     name = "torch_files",
-    srcs = _TORCH,
+    srcs = select({
+        _PER_FILE: _TORCH_FILES,
+        "//conditions:default": _TORCH,
+    }),
 )
 
 # pip and setuptools, for a test that installs a wheel.
 filegroup(
     name = "installer_files",
-    srcs = _INSTALLERS,
+    srcs = select({
+        _PER_FILE: _INSTALLER_FILES,
+        "//conditions:default": _INSTALLERS,
+    }),
 )
 
 py_runtime(

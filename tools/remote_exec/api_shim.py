@@ -23,7 +23,9 @@ from __future__ import annotations
 
 import argparse
 import hashlib
+import ipaddress
 import logging
+import os
 import signal
 import sys
 import threading
@@ -279,34 +281,96 @@ class PassThrough(grpc.GenericRpcHandler):
         return make(behaviour)
 
 
-def serve(listen: str, upstream: str, workers: int = 32) -> tuple[grpc.Server, int]:
-    """Start the shim on `listen` (host:port, port 0 picks one); return it and its port."""
+def _start(
+    listen: str, upstream: str, workers: int = 32
+) -> tuple[grpc.Server, int, grpc.Channel]:
     options = [("grpc.max_receive_message_length", -1), ("grpc.max_send_message_length", -1)]
     channel = grpc.insecure_channel(upstream, options=options)
     server = grpc.server(futures.ThreadPoolExecutor(max_workers=workers), options=options)
     server.add_generic_rpc_handlers([PassThrough(channel)])
     port = server.add_insecure_port(listen)
     if not port:
+        channel.close()
         raise OSError(f"api_shim: cannot listen on {listen}")
     server.start()
+    return server, port, channel
+
+
+def serve(listen: str, upstream: str, workers: int = 32) -> tuple[grpc.Server, int]:
+    """Start the shim on `listen` (host:port, port 0 picks one); return it and its port."""
+    server, port, _ = _start(listen, upstream, workers)
     return server, port
 
 
+def is_loopback(host: str) -> bool:
+    """Whether `host` (an address or a name, brackets allowed) means this machine only."""
+    host = host.strip("[]")
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
+def listen_address(value: str, allow_non_loopback: bool) -> str:
+    """`value` (host:port) checked: a loopback host unless `allow_non_loopback` says otherwise."""
+    host, sep, port = value.rpartition(":")
+    if not sep or not host or not port.isdigit():
+        raise ValueError(f"--listen {value!r}: expected HOST:PORT, e.g. 127.0.0.1:0")
+    if not allow_non_loopback and not is_loopback(host):
+        raise ValueError(
+            f"--listen {value!r}: {host} is not a loopback address; the shim is unauthenticated "
+            "and forwards to an executor that runs any command (--allow-non-loopback to serve "
+            "it anyway)"
+        )
+    return value
+
+
+def shut_down(server: grpc.Server, channel: grpc.Channel, grace_s: float, hard_s: float) -> None:
+    """Stop serving: new calls are refused at once, calls in flight get `grace_s`, then the
+    upstream channel is closed, which cancels the upstream calls that the shim's handler
+    threads wait on (an Execute stream can wait for hours), so those threads end. Should
+    anything still block after `hard_s`, the process exits anyway: a SIGTERM always ends it."""
+    watchdog = threading.Timer(hard_s, lambda: os._exit(1))
+    watchdog.daemon = True
+    watchdog.start()
+    stopped = server.stop(grace=grace_s)
+    stopped.wait(grace_s + 1)
+    channel.close()
+    stopped.wait()
+    watchdog.cancel()
+
+
 def main(argv: list[str]) -> int:
-    """Serve until SIGTERM or SIGINT."""
+    """Serve until SIGTERM or SIGINT, then stop within a few seconds."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--listen", required=True, help="host:port to serve (127.0.0.1:PORT)")
     parser.add_argument("--upstream", required=True, help="the REAPI server's host:port")
+    parser.add_argument(
+        "--allow-non-loopback",
+        action="store_true",
+        help="serve on a --listen address other than loopback (the shim has no authentication)",
+    )
     parser.add_argument("--verbose", action="store_true", help="log every failed call")
     args = parser.parse_args(argv)
+    try:
+        listen = listen_address(args.listen, args.allow_non_loopback)
+    except ValueError as err:
+        parser.error(str(err))
     logging.basicConfig(level=logging.INFO if args.verbose else logging.WARNING)
-    server, port = serve(args.listen, args.upstream)
-    print(f"api_shim: 127.0.0.1:{port} -> {args.upstream}", flush=True)
+    # Handlers first: a SIGTERM that arrives while the server starts still stops it.
     stop = threading.Event()
     for sig in (signal.SIGTERM, signal.SIGINT):
         signal.signal(sig, lambda *_: stop.set())
-    stop.wait()
-    server.stop(grace=2).wait()
+    server, port, channel = _start(listen, args.upstream)
+    host = listen.rpartition(":")[0]
+    print(f"api_shim: {host}:{port} -> {args.upstream}", flush=True)
+    # wait() with a timeout, in a loop: the main thread wakes to run the signal handler.
+    while not stop.wait(1):
+        pass
+    shut_down(server, channel, grace_s=2, hard_s=10)
+    print("api_shim: stopped", flush=True)
     return 0
 
 

@@ -9,7 +9,11 @@ from __future__ import annotations
 
 import hashlib
 import os
+import signal
+import subprocess
 import sys
+import threading
+import time
 import unittest
 from collections.abc import Iterator
 
@@ -240,6 +244,109 @@ class ApiShimTest(unittest.TestCase):
         with self.assertRaises(grpc.RpcError) as raised:
             self.call("unary_unary", "/no.Such/Method")(b"", timeout=10)
         self.assertEqual(raised.exception.code(), grpc.StatusCode.UNIMPLEMENTED)
+
+
+class HangingUpstream(grpc.GenericRpcHandler):
+    """An upstream whose streams send one message, then wait until released: an Execute of an
+    action that runs for hours, as the shim sees it."""
+
+    def __init__(self) -> None:
+        self.release = threading.Event()
+
+    def service(self, details: grpc.HandlerCallDetails) -> grpc.RpcMethodHandler:
+        def stream(request: bytes, context: grpc.ServicerContext) -> Iterator[bytes]:
+            yield b"operation"
+            self.release.wait(60)
+
+        return grpc.unary_stream_rpc_method_handler(stream)
+
+
+SHIM = os.path.join(os.path.dirname(os.path.abspath(__file__)), "api_shim.py")
+
+
+class ShimProcessTest(unittest.TestCase):
+    """The shim as check.sh runs it: a process of its own, stopped by a signal."""
+
+    def start(self, *args: str) -> subprocess.Popen[str]:
+        proc = subprocess.Popen(
+            [sys.executable, SHIM, *args],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        self.addCleanup(self.end, proc)
+        return proc
+
+    @staticmethod
+    def end(proc: subprocess.Popen[str]) -> None:
+        if proc.poll() is None:
+            proc.kill()
+        proc.communicate()  # reaps it and closes its pipes
+
+    def test_sigterm_stops_it_within_seconds_with_a_call_in_flight(self) -> None:
+        upstream = HangingUpstream()
+        server = grpc.server(api_shim.futures.ThreadPoolExecutor(max_workers=4))
+        server.add_generic_rpc_handlers([upstream])
+        upstream_port = server.add_insecure_port("127.0.0.1:0")
+        server.start()
+        self.addCleanup(server.stop, None)
+        self.addCleanup(upstream.release.set)
+
+        proc = self.start("--listen", "127.0.0.1:0", "--upstream", f"127.0.0.1:{upstream_port}")
+        banner = proc.stdout.readline()
+        self.assertRegex(banner, r"^api_shim: 127\.0\.0\.1:\d+ -> ")
+        port = banner.split()[1].rpartition(":")[2]
+        channel = grpc.insecure_channel(f"127.0.0.1:{port}")
+        self.addCleanup(channel.close)
+        call = channel.unary_stream(READ, request_serializer=_raw, response_deserializer=_raw)(
+            b"blob"
+        )
+        self.assertEqual(next(call), b"operation")  # the call is in flight, upstream waits
+
+        start = time.monotonic()
+        proc.send_signal(signal.SIGTERM)
+        try:
+            proc.wait(timeout=8)
+        except subprocess.TimeoutExpired:
+            self.fail("the shim did not exit within 8 s of SIGTERM with a call in flight")
+        self.assertEqual(proc.returncode, 0)
+        self.assertLess(time.monotonic() - start, 8)
+        self.assertIn("api_shim: stopped", proc.stdout.read())
+
+    def test_a_non_loopback_listen_address_is_refused_naming_the_flag(self) -> None:
+        proc = self.start("--listen", "0.0.0.0:0", "--upstream", "127.0.0.1:1")
+        _, err = proc.communicate(timeout=30)
+        self.assertEqual(proc.returncode, 2)
+        self.assertIn("0.0.0.0 is not a loopback address", err)
+        self.assertIn("--allow-non-loopback", err)
+
+    def test_a_listen_address_without_a_port_is_refused(self) -> None:
+        proc = self.start("--listen", "127.0.0.1", "--upstream", "127.0.0.1:1")
+        _, err = proc.communicate(timeout=30)
+        self.assertEqual(proc.returncode, 2)
+        self.assertIn("expected HOST:PORT", err)
+
+    def test_it_prints_the_address_it_bound_not_a_fixed_one(self) -> None:
+        proc = self.start("--listen", "[::1]:0", "--upstream", "127.0.0.1:1")
+        banner = proc.stdout.readline()
+        if not banner:  # no IPv6 loopback on this machine: the bind itself failed
+            self.skipTest("[::1] cannot be bound here: " + proc.stderr.read().strip()[-200:])
+        self.assertRegex(banner, r"^api_shim: \[::1\]:\d+ -> 127\.0\.0\.1:1$")
+        proc.send_signal(signal.SIGTERM)
+        self.assertEqual(proc.wait(timeout=8), 0)
+
+
+class ListenAddressTest(unittest.TestCase):
+    def test_loopback_hosts(self) -> None:
+        for host in ("127.0.0.1", "127.8.9.10", "localhost", "::1", "[::1]"):
+            self.assertTrue(api_shim.is_loopback(host), host)
+        for host in ("0.0.0.0", "::", "10.0.0.1", "192.168.1.2", "example.org", ""):
+            self.assertFalse(api_shim.is_loopback(host), host)
+
+    def test_the_flag_allows_another_address(self) -> None:
+        self.assertEqual(api_shim.listen_address("0.0.0.0:8980", True), "0.0.0.0:8980")
+        with self.assertRaisesRegex(ValueError, "not a loopback address"):
+            api_shim.listen_address("0.0.0.0:8980", False)
 
 
 if __name__ == "__main__":

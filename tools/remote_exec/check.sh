@@ -27,11 +27,31 @@ timeout_s="${CHECK_TIMEOUT_S:-3600}"
 work="$(mktemp -d -t remote-exec-check.XXXXXX)"
 pids=()
 clone="$work/clone"
+# stop PID...: SIGTERM, then SIGKILL for whatever still runs after a grace period (buildbox-casd
+# ignores SIGTERM while it has work), then reap them: a check never hangs in its cleanup.
+stop() {
+  local pid alive grace="${CHECK_GRACE_S:-10}"
+  kill -TERM "$@" 2>/dev/null || true
+  local deadline=$((SECONDS + grace))
+  while ((SECONDS < deadline)); do
+    alive=0
+    for pid in "$@"; do kill -0 "$pid" 2>/dev/null && alive=1; done
+    ((alive)) || break
+    sleep 0.2
+  done
+  for pid in "$@"; do
+    if kill -0 "$pid" 2>/dev/null; then
+      echo "check: pid $pid still runs $grace s after SIGTERM: SIGKILL" >&2
+      kill -KILL "$pid" 2>/dev/null || true
+    fi
+  done
+  for pid in "$@"; do wait "$pid" 2>/dev/null || true; done
+}
 cleanup() {
   local status=$?
-  [[ -x "$clone/bazelw" ]] && (cd "$clone" && ./bazelw shutdown >/dev/null 2>&1 || true)
-  for pid in "${pids[@]}"; do kill "$pid" 2>/dev/null || true; done
-  wait 2>/dev/null || true
+  trap - EXIT
+  [[ -x "$clone/bazelw" ]] && (cd "$clone" && timeout 120 ./bazelw shutdown >/dev/null 2>&1 || true)
+  [[ ${#pids[@]} -eq 0 ]] || stop "${pids[@]}"
   if [[ -n "${CHECK_KEEP_LOGS:-}" ]]; then
     mkdir -p "$CHECK_KEEP_LOGS" && cp "$work"/*.log "$work"/*.json "$CHECK_KEEP_LOGS"/ 2>/dev/null || true
   fi
@@ -41,6 +61,10 @@ cleanup() {
   exit "$status"
 }
 trap cleanup EXIT
+# A signal to the script runs the same cleanup (bash runs the EXIT trap on `exit`, not when a
+# signal it does not trap ends it).
+trap 'exit 143' TERM
+trap 'exit 130' INT
 
 free_port() {
   python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'
@@ -74,9 +98,12 @@ cd "$clone"
 output_base="$(./bazelw info output_base 2>/dev/null)"
 start=$SECONDS
 set +e
+# In the background, waited for: a SIGTERM to this script is handled at once, not after Bazel.
 timeout "$timeout_s" ./bazelw test --config=remote_exec --config=cuda \
   --remote_executor="grpc://127.0.0.1:$shim_port" \
-  --execution_log_json_file="$work/execution_log.json" "${targets[@]}" >"$work/bazel.log" 2>&1
+  --execution_log_json_file="$work/execution_log.json" "${targets[@]}" >"$work/bazel.log" 2>&1 &
+pids+=($!)
+wait "${pids[-1]}"
 status=$?
 set -e
 grep -E "^(INFO: [0-9]+ processes|INFO: Elapsed|Test cases|verdict: )" "$work/bazel.log" || true
