@@ -244,3 +244,44 @@ class ApiShimTest(unittest.TestCase):
 
 if __name__ == "__main__":
     unittest.main()
+
+
+class ListenAddressTest(unittest.TestCase):
+    """--listen: loopback only unless --allow-non-loopback; what it bound is what it prints."""
+
+    def test_loopback_addresses_are_served(self) -> None:
+        for listen, host in (
+            ("127.0.0.1:0", "127.0.0.1"),
+            ("127.0.0.2:8980", "127.0.0.2"),
+            ("[::1]:0", "[::1]"),
+            ("localhost:0", "localhost"),
+        ):
+            self.assertEqual(api_shim.listen_host(listen), host)
+
+    def test_other_addresses_are_refused_unless_allowed(self) -> None:
+        for listen in ("0.0.0.0:8980", "[::]:0", "10.1.2.3:0", "example.com:0"):
+            with self.assertRaisesRegex(ValueError, "not a loopback address"):
+                api_shim.listen_host(listen)
+            self.assertTrue(api_shim.listen_host(listen, allow_non_loopback=True))
+        with self.assertRaisesRegex(ValueError, "not host:port"):
+            api_shim.listen_host("127.0.0.1")
+
+    def test_main_refuses_0_0_0_0_before_listening(self) -> None:
+        with self.assertRaises(SystemExit) as stop:
+            api_shim.main(["--listen", "0.0.0.0:0", "--upstream", "127.0.0.1:1"])
+        self.assertEqual(stop.exception.code, 2)
+
+    def test_the_printed_address_is_the_bound_one(self) -> None:
+        import subprocess
+
+        proc = subprocess.Popen(
+            [sys.executable, api_shim.__file__, "--listen", "localhost:0", "--upstream",
+             "127.0.0.1:1"],
+            stdout=subprocess.PIPE, text=True,
+        )  # fmt: skip
+        try:
+            line = proc.stdout.readline() if proc.stdout else ""
+        finally:
+            proc.terminate()
+            proc.wait(timeout=10)
+        self.assertRegex(line, r"^api_shim: localhost:[1-9][0-9]* -> 127\.0\.0\.1:1$")
