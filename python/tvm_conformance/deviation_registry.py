@@ -47,6 +47,8 @@ def broad_raises(dotted: str) -> bool:
     return module == "" or any(
         module == broad or module.startswith(broad + ".") for broad in BROAD_MODULES
     )
+
+
 _SIGNAL = re.compile(r"SIG[A-Z0-9]+")
 _TEST = re.compile(r"(?P<label>//[A-Za-z0-9_./-]*:[A-Za-z0-9_.+-]+) :: (?P<case>\S.*)")
 _SPEC = re.compile(r"(?P<op>>=|<=|==|!=|>|<)\s*(?P<version>\d+(?:\.\d+)*)")

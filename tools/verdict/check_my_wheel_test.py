@@ -168,7 +168,9 @@ def test_bazelw_passes_each_wheels_sha256_so_a_rebuilt_wheel_rekeys_the_venv(
         ("py2-none-any", False),
     ],
 )
-def test_wheel_tags_are_read_against_the_lanes_python_and_platform(tag: str, installs: bool) -> None:
+def test_wheel_tags_are_read_against_the_lanes_python_and_platform(
+    tag: str, installs: bool
+) -> None:
     assert check_my_wheel.tag_installs(tag, LINUX_311) is installs
 
 
@@ -185,7 +187,7 @@ def test_tags_come_from_the_wheel_file_else_its_name() -> None:
 
 def test_lane_python_describes_the_host_python3() -> None:
     facts = check_my_wheel.lane_python(sys.executable)
-    assert facts["version"] == "%d.%d" % sys.version_info[:2]
+    assert facts["version"] == f"{sys.version_info[0]}.{sys.version_info[1]}"
     assert facts["platform"].startswith(("linux_", "macosx_", "win_"))
 
 
@@ -197,7 +199,10 @@ def test_a_bad_tag_stops_before_anything_runs(
     bazelw = workspace / "bazelw"
     bazelw.write_text(f"#!/bin/sh\ntouch {ran}\n")
     bazelw.chmod(0o755)
-    wheel = _wheel(workspace / "apache_tvm-1-cp39-cp39-macosx_11_0_arm64.whl", tag="cp39-cp39-macosx_11_0_arm64")
+    wheel = _wheel(
+        workspace / "apache_tvm-1-cp39-cp39-macosx_11_0_arm64.whl",
+        tag="cp39-cp39-macosx_11_0_arm64",
+    )
     assert check_my_wheel.main(["--tvm-wheel", str(wheel)]) == 2
     assert "cannot install into the lane's Python 3.11" in capsys.readouterr().err
     assert not ran.exists()

@@ -270,9 +270,7 @@ def select(
     if every:
         return ordered, {}
     shown = [group[-1] for group in by_key.values() if not group[-1].partial]
-    previous = {
-        group[-1].source: group[-2] for group in by_key.values() if len(group) > 1
-    }
+    previous = {group[-1].source: group[-2] for group in by_key.values() if len(group) > 1}
     return shown, previous
 
 

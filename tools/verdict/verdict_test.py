@@ -307,7 +307,9 @@ def test_a_partial_run_never_replaces_the_whole_run_of_its_wheel(tmp_path: Path)
         "1 targets (1 PASSED)"
     )
     # verdict.py's own line (./bazelw) says it too.
-    line = verdict.verdict_of(results.read_run(b), REGISTRY).line(results.read_run(b).identity_key())
+    line = verdict.verdict_of(results.read_run(b), REGISTRY).line(
+        results.read_run(b).identity_key()
+    )
     assert "PARTIAL: -//pkg:b_test" in line
 
 
@@ -346,8 +348,9 @@ def test_a_gpu_run_with_its_cuda_targets_filtered_out_fails(tmp_path: Path) -> N
         tmp_path, LLVM_ONLY, flags=[*GPU_FLAGS, "--test_tag_filters=-gpu"], gpu_suite=suite
     )
     assert not result.passed
-    assert "GPU TARGET NOT RUN: //pkg:b_test_cuda (bazel query has it; this run did not run it)" in (
-        result.problems
+    assert (
+        "GPU TARGET NOT RUN: //pkg:b_test_cuda (bazel query has it; this run did not run it)"
+        in (result.problems)
     )
     # A GPU run that records nothing about its suite proves nothing.
     unproven = _verdict(tmp_path, LLVM_ONLY, flags=GPU_FLAGS)
@@ -409,11 +412,18 @@ def test_runs_per_test_an_unlisted_xfail_in_any_run_fails_whatever_the_order(
     runs = [junit([LISTED]), junit([UNNAMED])]
     if order == "listed last":
         runs.reverse()
-    result = _verdict(tmp_path, {"//pkg:a_test_llvm": runs[0]}, extra_runs={"//pkg:a_test_llvm": runs[1:]})
+    result = _verdict(
+        tmp_path, {"//pkg:a_test_llvm": runs[0]}, extra_runs={"//pkg:a_test_llvm": runs[1:]}
+    )
     assert not result.passed
-    assert any(p.startswith("UNLISTED XFAIL: //pkg:a_test_llvm :: test_known[llvm]") for p in result.problems)
+    assert any(
+        p.startswith("UNLISTED XFAIL: //pkg:a_test_llvm :: test_known[llvm]")
+        for p in result.problems
+    )
     run = results.read_run(
-        fake_runs.archive(tmp_path, {"//pkg:a_test_llvm": runs[0]}, extra_runs={"//pkg:a_test_llvm": runs[1:]})
+        fake_runs.archive(
+            tmp_path, {"//pkg:a_test_llvm": runs[0]}, extra_runs={"//pkg:a_test_llvm": runs[1:]}
+        )
     )
     case = run.targets["//pkg:a_test_llvm"].case("test_known[llvm]")
     assert case is not None and case.deviation is None  # the worse run stands for the case

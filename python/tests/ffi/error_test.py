@@ -6,8 +6,7 @@ import pytest
 import tvm
 import tvm_ffi
 
-from tvm_conformance import deviations
-from tvm_conformance import observed
+from tvm_conformance import deviations, observed
 from tvm_conformance.observed import FidelityLost
 
 # C++ extensions loaded for this module by conftest.py.

@@ -112,7 +112,9 @@ def test_no_deviation_raises_a_builtin_or_tvm_class() -> None:
     from tvm_conformance import crash_isolation, deviations, observed
 
     broad = [f"{d.id}: {d.raises}" for d in registry.DEVIATIONS if registry.broad_raises(d.raises)]
-    print(f"deviations with a builtin or TVM-base raises: {len(broad)} of {len(registry.DEVIATIONS)}")
+    print(
+        f"deviations with a builtin or TVM-base raises: {len(broad)} of {len(registry.DEVIATIONS)}"
+    )
     assert broad == [], broad
     # Resolved, each is a dedicated class: an observed deviation or the crash isolation's.
     for dev in registry.by_id().values():

@@ -148,7 +148,9 @@ def test_child_dies_on_its_first_line():
 def test_a_crash_before_the_reproducing_call_is_not_the_known_crash(
     pytester: pytest.Pytester,
 ) -> None:
-    pytester.makepyfile(test_inner=textwrap.dedent(INNER_EARLY_CRASH.format(dev_id=RELAX_NONE_CALLABLE)))
+    pytester.makepyfile(
+        test_inner=textwrap.dedent(INNER_EARLY_CRASH.format(dev_id=RELAX_NONE_CALLABLE))
+    )
     result = pytester.runpytest("-rfx", "-p", "no:cacheprovider")
     result.assert_outcomes(failed=1)
     result.stdout.fnmatch_lines(

@@ -16,8 +16,7 @@ from tvm import relax
 from tvm.script import ir as I
 from tvm.script import relax as R
 
-from tvm_conformance import deviations
-from tvm_conformance import observed
+from tvm_conformance import deviations, observed
 from tvm_conformance.observed import FidelityLost
 from tvm_conformance.relax_vm import EXEC_MODES, build_vm
 
