@@ -243,23 +243,23 @@ def _option_name(option: str) -> str:
 
 def selection_options(options: list[str]) -> list[str]:
     """The options among `options` that select targets or cases (SELECTION_OPTIONS), the last
-    of each name (as Bazel applies them), `--name=value` each, sorted; an empty value (the
-    default) is left out."""
-    found: dict[str, str] = {}
+    of each name (as Bazel applies them; every `--test_arg`, which repeats), `--name=value`
+    each, sorted; an empty value (the default) is left out."""
+    found: dict[str, list[str]] = {}
     pending = ""
     for option in options:
-        if pending:
-            found[pending] = option
-            pending = ""
-            continue
-        name = _option_name(option)
-        if not option.startswith("--") or name not in SELECTION_OPTIONS:
-            continue
-        if "=" in option:
-            found[name] = option.partition("=")[2]
-        else:
-            pending = name  # `--test_filter VALUE`
-    return sorted(f"--{name}={value}" for name, value in found.items() if value)
+        name, value = pending, option
+        if not pending:
+            name = _option_name(option)
+            if not option.startswith("--") or name not in SELECTION_OPTIONS:
+                continue
+            if "=" not in option:
+                pending = name  # `--test_filter VALUE`
+                continue
+            value = option.partition("=")[2]
+        pending = ""
+        found[name] = [*found.get(name, []), value] if name == "test_arg" else [value]
+    return sorted(f"--{name}={v}" for name, values in found.items() for v in values if v)
 
 
 def skip_reason(element: ET.Element) -> str:
