@@ -90,12 +90,12 @@ def test_applies_reads_version_specs(
         ({"tests": ()}, "names no test"),
         ({"tvm_ffi": "0.1.15"}, "is not like"),
         ({"raises": "ValueError"}, "dotted class name"),
+        ({"id": "Bad_Id"}, "id must be"),
         ({"raises": "builtins.RuntimeError"}, "is a builtin or TVM class"),
         ({"raises": "builtins.AttributeError"}, "is a builtin or TVM class"),
         ({"raises": "tvm.error.InternalError"}, "is a builtin or TVM class"),
         ({"raises": "tvm_ffi.core.Error"}, "is a builtin or TVM class"),
         ({"raises": "_pytest.outcomes.Failed"}, "is a builtin or TVM class"),
-        ({"id": "Bad_Id"}, "id must be"),
     ],
 )
 def test_bad_entries_are_errors(
