@@ -201,10 +201,9 @@ class Run:
         without recorded arguments (a GPU-runner bundle) is judged by its own record."""
         if "bazel_args" not in self.meta:
             return [str(p) for p in self.meta.get("partial", [])]  # type: ignore[union-attr]
-        if "//..." in self.pattern_list:
-            why = [p for p in self.pattern_list if p != "//..."]
-        else:
-            why = ["not //..."]
+        why = [p for p in self.pattern_list if p.startswith("-")]
+        if "//..." not in self.pattern_list:
+            why.insert(0, "not //...")
         why += [o for o in self.selection if _option_name(o) in EXCLUDING_OPTIONS]
         return why
 

@@ -277,6 +277,7 @@ def test_negative_patterns_and_filters_are_part_of_the_identity(tmp_path: Path) 
     assert excluded.partial == ["-//pkg:b_test"]
     assert run(flags=["--test_tag_filters=-gpu"]).partial == ["--test_tag_filters=-gpu"]
     assert run(patterns=("//pkg/...",)).partial == ["not //..."]
+    assert run(patterns=("//pkg/...", "-//pkg:x")).partial == ["not //...", "-//pkg:x"]
     # --runs_per_test runs every case, more often: its own identity, not partial.
     assert run(flags=["--runs_per_test=2"]).partial == []
 
