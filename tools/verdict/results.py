@@ -167,7 +167,10 @@ class Run:
     @property
     def pattern_list(self) -> list[str]:
         """The target patterns the invocation asked for, negative ones (`-//pkg:x`) included,
-        in order: from run.json's bazel_args (after `--` every word is a pattern)."""
+        in order: from run.json's bazel_args (after `--` every word is a pattern), else from
+        the build events' pattern event (a run read from its build event file alone)."""
+        if "bazel_args" not in self.meta:
+            return [str(p) for p in self.meta.get("bep_patterns", [])]  # type: ignore[union-attr]
         args = [str(a) for a in self.meta.get("bazel_args", [])]  # type: ignore[union-attr]
         found: list[str] = []
         after_dashes = False
@@ -199,7 +202,7 @@ class Run:
         """What keeps this run from being the whole suite (`//...` with no filter): negative
         patterns, other patterns, tag and test filters; [] for a whole-suite run. A run
         without recorded arguments (a GPU-runner bundle) is judged by its own record."""
-        if "bazel_args" not in self.meta:
+        if not self.pattern_list:
             return [str(p) for p in self.meta.get("partial", [])]  # type: ignore[union-attr]
         why = [p for p in self.pattern_list if p.startswith("-")]
         if "//..." not in self.pattern_list:
@@ -606,6 +609,9 @@ def read_run(path: str) -> Run:
     if options:
         meta["selection_options"] = selection_options(options)
     tags = target_tags(events)
+    patterns = [p for e in events for p in e.get("id", {}).get("pattern", {}).get("pattern", [])]
+    if patterns:
+        meta["bep_patterns"] = patterns
     summaries = _summaries(events)
     attempts = attempts_of(events)
     shard_count = shard_counts(attempts)
