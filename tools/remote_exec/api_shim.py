@@ -23,7 +23,6 @@ from __future__ import annotations
 
 import argparse
 import hashlib
-import ipaddress
 import logging
 import signal
 import sys
@@ -293,45 +292,16 @@ def serve(listen: str, upstream: str, workers: int = 32) -> tuple[grpc.Server, i
     return server, port
 
 
-def listen_host(listen: str, allow_non_loopback: bool = False) -> str:
-    """The host part of `listen` (`host:port`, `[v6]:port`), once it is a loopback address
-    (127.0.0.0/8, ::1, localhost) or `allow_non_loopback` says another one is meant: the shim
-    has no authentication, so anything that reaches the address can run actions."""
-    host, sep, port = listen.rpartition(":")
-    if not sep or not host or not port.isdigit():
-        raise ValueError(f"--listen {listen!r}: not host:port")
-    bare = host[1:-1] if host.startswith("[") and host.endswith("]") else host
-    try:
-        loopback = bare == "localhost" or ipaddress.ip_address(bare).is_loopback
-    except ValueError:
-        loopback = False
-    if not loopback and not allow_non_loopback:
-        raise ValueError(
-            f"--listen {listen!r}: {bare} is not a loopback address; the shim has no "
-            "authentication (pass --allow-non-loopback to serve it anyway)"
-        )
-    return host
-
-
 def main(argv: list[str]) -> int:
     """Serve until SIGTERM or SIGINT."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--listen", required=True, help="host:port to serve (127.0.0.1:PORT)")
     parser.add_argument("--upstream", required=True, help="the REAPI server's host:port")
-    parser.add_argument(
-        "--allow-non-loopback",
-        action="store_true",
-        help="serve --listen even where it is not a loopback address (no authentication)",
-    )
     parser.add_argument("--verbose", action="store_true", help="log every failed call")
     args = parser.parse_args(argv)
-    try:
-        host = listen_host(args.listen, args.allow_non_loopback)
-    except ValueError as err:
-        parser.error(str(err))  # exit status 2, before anything listens
     logging.basicConfig(level=logging.INFO if args.verbose else logging.WARNING)
     server, port = serve(args.listen, args.upstream)
-    print(f"api_shim: {host}:{port} -> {args.upstream}", flush=True)
+    print(f"api_shim: 127.0.0.1:{port} -> {args.upstream}", flush=True)
     stop = threading.Event()
     for sig in (signal.SIGTERM, signal.SIGINT):
         signal.signal(sig, lambda *_: stop.set())
