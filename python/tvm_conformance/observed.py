@@ -6,9 +6,18 @@ arrived, the call returned nothing). A test of such a deviation first checks tha
 surrounding behaviour holds (the exception did arrive, the call did return), then raises one
 of these for exactly the recorded deviation; anything else stays an AssertionError and fails
 the test. Standard library only.
+
+A deviation whose exception is a builtin one (the recorded OverflowError, TypeError, a plain
+RuntimeError) wraps the one call it is about in :func:`recorded` (or one of the helpers built
+on it), which turns exactly the recorded exception, class and message, into a dedicated type
+here; the registry refuses builtin and TVM classes as ``raises``.
 """
 
 from __future__ import annotations
+
+import contextlib
+import re
+from collections.abc import Iterator
 
 
 class DeviationObserved(Exception):
@@ -42,3 +51,80 @@ class LoaderNotRegistered(DeviationObserved):
 
 class ViewBitIgnored(DeviationObserved):
     """A torch negative or conjugate view was taken as its stored data, its view bit ignored."""
+
+
+class ErrorClassLost(FidelityLost):
+    """A custom exception class raised in a callback arrived as plain ``RuntimeError`` (not a
+    subclass such as TVM's ``InternalError``), its message unchanged."""
+
+
+class IntBeyondInt64Overflowed(DeviationObserved):
+    """A Python int beyond int64 was refused at the Python boundary with CPython's own
+    ``OverflowError: Python int too large to convert to C long``."""
+
+
+class Timedelta64IntConversionFailed(DeviationObserved):
+    """A ``numpy.timedelta64`` with a unit was passed to ``int()`` by tvm-ffi, which raised
+    ``TypeError: int() argument must be ... not 'datetime.timedelta'``."""
+
+
+class CompilerAbsenceUnclear(DeviationObserved):
+    """Runtime-only TVM answered a compiler API with ``AttributeError: module
+    'tvm.ir._ffi_api' has no attribute '<name>'`` instead of naming the missing compiler."""
+
+
+@contextlib.contextmanager
+def recorded(
+    exc_type: type[BaseException], message: str, observed: type[DeviationObserved]
+) -> Iterator[None]:
+    """Turn exactly the recorded failure into ``observed``; let anything else through.
+
+    The recorded failure is an exception whose class is ``exc_type`` itself (a subclass, such
+    as TVM's ``InternalError`` or ``RPCError`` for ``RuntimeError``, is not it) and whose
+    ``str()`` matches the regular expression ``message`` in full. Any other exception, of the
+    same class with another message included, leaves the block unchanged, so a strict xfail
+    with ``raises=observed`` fails on it. Wrap only the call the deviation is about: the same
+    exception from another call (a setup step) is then not turned into ``observed``.
+    """
+    try:
+        yield
+    except exc_type as err:
+        if type(err) is exc_type and re.fullmatch(message, str(err), re.DOTALL):
+            raise observed(f"{type(err).__name__}: {err}") from err
+        raise
+
+
+def error_class_lost(message: str) -> contextlib.AbstractContextManager[None]:
+    """``ffi-unregistered-error-class-lost``: the callback's error arrived as a plain
+    ``RuntimeError`` carrying exactly ``message``."""
+    return recorded(RuntimeError, re.escape(message), ErrorClassLost)
+
+
+# CPython's message for an int that does not fit a C long (PyLong_AsLong).
+INT_OVERFLOW_MESSAGE = "Python int too large to convert to C long"
+
+
+def int_beyond_int64_overflow() -> contextlib.AbstractContextManager[None]:
+    """``ffi-int-beyond-int64-overflow``: the FFI call raised CPython's OverflowError."""
+    return recorded(OverflowError, re.escape(INT_OVERFLOW_MESSAGE), IntBeyondInt64Overflowed)
+
+
+TIMEDELTA_INT_MESSAGE = (
+    r"int\(\) argument must be a string, a bytes-like object or a real number, "
+    r"not 'datetime\.timedelta'"
+)
+
+
+def timedelta64_int_conversion() -> contextlib.AbstractContextManager[None]:
+    """``ffi-numpy-timedelta64-typeerror``: int() on the timedelta64 raised its TypeError."""
+    return recorded(TypeError, TIMEDELTA_INT_MESSAGE, Timedelta64IntConversionFailed)
+
+
+def compiler_absence_unclear(attribute: str) -> contextlib.AbstractContextManager[None]:
+    """``deploy-relax-import-unclear`` / ``deploy-compile-unclear``: the compiler's FFI API
+    module lacks ``attribute`` (and says nothing else)."""
+    return recorded(
+        AttributeError,
+        rf"module 'tvm\.ir\._ffi_api' has no attribute '{re.escape(attribute)}'",
+        CompilerAbsenceUnclear,
+    )

@@ -275,6 +275,9 @@ def main() -> int:
         "cuda": True,
         "cuda_gpu": require_gpu,
         "targets": len(tests(True)),
+        # What this GPU run had to run: every test of the bundle's tests.json (the verdict
+        # fails a cuda_gpu run that did not run one; tools/verdict/verdict.py).
+        "gpu_suite": {"source": "tests.json", "targets": sorted(t[0] for t in tests(True))},
     }
     with open(os.path.join(out, "run.json"), "w") as f:
         json.dump(meta, f, indent=1, sort_keys=True)

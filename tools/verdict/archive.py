@@ -93,6 +93,30 @@ def machine_facts() -> dict[str, str]:
     }
 
 
+# The build graph's `_cuda` tests of a workspace's suite (`//...`, less `manual`): what a GPU
+# run (--config=cuda_gpu) must run (verdict.gpu_suite_problems). Every cuda variant is tagged
+# tvm_cuda (tools/build_defs/tvm.bzl).
+CUDA_SUITE_QUERY = (
+    'attr(tags, "\\btvm_cuda\\b", tests(//...)) except attr(tags, "\\bmanual\\b", //...)'
+)
+
+
+def cuda_suite(bazel: str, workspace: str) -> dict[str, Any]:
+    """{"source": the query, "targets": labels} from `bazel query` in `workspace`; on a failed
+    query "targets" is absent and "error" says why (the verdict then fails the GPU run)."""
+    command = [bazel, "query", "--output=label", CUDA_SUITE_QUERY]
+    record: dict[str, Any] = {"source": "bazel query " + CUDA_SUITE_QUERY}
+    try:
+        out = subprocess.run(
+            command, cwd=workspace, capture_output=True, text=True, timeout=600, check=True
+        )
+    except (OSError, subprocess.SubprocessError) as err:
+        record["error"] = str(err)[:500]
+        return record
+    record["targets"] = sorted(line.strip() for line in out.stdout.splitlines() if line.strip())
+    return record
+
+
 def archive_run(
     bep: str,
     root: str,
@@ -101,6 +125,7 @@ def archive_run(
     start: float,
     end: float,
     venv_record: str | None = None,
+    gpu_suite: dict[str, Any] | None = None,
 ) -> str:
     """Copy one invocation into `<root>/<UTC start>-<lane>/`; return that directory.
 
@@ -164,6 +189,8 @@ def archive_run(
         "targets": len({a.label for a in attempts}),
         "missing_test_xml": sorted(set(missing)),
     }
+    if gpu_suite is not None:
+        meta["gpu_suite"] = gpu_suite
     with open(os.path.join(dest, ARCHIVE_META), "w", encoding="utf-8") as stream:
         json.dump(meta, stream, indent=1, sort_keys=True)
         stream.write("\n")
@@ -179,8 +206,20 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--start", type=float, required=True, help="seconds since the epoch")
     parser.add_argument("--end", type=float, required=True)
     parser.add_argument("--venv-record", help="the lane venv's tvm_conformance_venv.json")
+    parser.add_argument(
+        "--bazel", help="the Bazel binary: a GPU run records the suite's _cuda tests with it"
+    )
     parser.add_argument("bazel_args", nargs="*")
     args = parser.parse_args(argv)
+    gpu_suite = None
+    flags = results.config_flags(results.command_options(results.read_events(args.bep)))
+    if results.flag_on(flags, "require_gpu"):
+        workspace = os.path.dirname(os.path.abspath(args.root))
+        gpu_suite = (
+            cuda_suite(args.bazel, workspace)
+            if args.bazel
+            else {"source": "none", "error": "archive.py was given no --bazel to query"}
+        )
     print(
         archive_run(
             args.bep,
@@ -190,6 +229,7 @@ def main(argv: list[str] | None = None) -> int:
             args.start,
             args.end,
             args.venv_record,
+            gpu_suite,
         )
     )
     return 0

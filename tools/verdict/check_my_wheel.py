@@ -6,7 +6,8 @@
                             [--lane default|ffi_next|tvm_prev] [-- extra ./bazelw test args]
 
 It checks the wheels before anything is built (a wheel of the right distribution, a readable
-file), runs `./bazelw test` over `//...` with the wheels replacing the lane's pinned TVM /
+file, tags that install into the lane's Python and platform: the host python3 the venv is made
+with), runs `./bazelw test` over `//...` with the wheels replacing the lane's pinned TVM /
 tvm-ffi (the venv is keyed by each wheel's sha256), writes the report of that run alone to
 `conformance-report/` (or --out), compared with the previous run of the same wheels and config
 where there is one, prints the verdict (tools/verdict/verdict.py verdict_of()) and exits with it:
@@ -21,6 +22,7 @@ from __future__ import annotations
 
 import argparse
 import hashlib
+import json
 import os
 import re
 import subprocess
@@ -68,8 +70,9 @@ def _canonical(name: str) -> str:
     return re.sub(r"[-_.]+", "-", name).lower()
 
 
-def check_wheel(path: str, dist: str) -> str:
-    """The wheel's absolute path, once it is shown to be a readable wheel of `dist`."""
+def check_wheel(path: str, dist: str, python: dict[str, str] | None = None) -> str:
+    """The wheel's absolute path, once it is shown to be a readable wheel of `dist` whose tags
+    install into `python` (lane_python(): the lane's interpreter and platform) where given."""
     path = os.path.abspath(os.path.expanduser(path))
     if not os.path.isfile(path):
         raise UsageError(f"{path}: no such file")
@@ -81,12 +84,100 @@ def check_wheel(path: str, dist: str) -> str:
         with zipfile.ZipFile(path) as archive:
             meta = next(n for n in archive.namelist() if n.endswith(".dist-info/METADATA"))
             text = archive.read(meta).decode("utf-8", "replace")
+            wheel_file = meta.rpartition("/")[0] + "/WHEEL"
+            wheel_text = (
+                archive.read(wheel_file).decode("utf-8", "replace")
+                if wheel_file in archive.namelist()
+                else ""
+            )
     except (OSError, zipfile.BadZipFile, StopIteration) as err:
         raise UsageError(f"{path}: not a readable wheel with METADATA ({err})") from None
     name = next((line[6:].strip() for line in text.splitlines() if line.startswith("Name: ")), "")
     if _canonical(name) != dist:
         raise UsageError(f"{path}: a wheel of {name or 'an unnamed distribution'!r}, not {dist}")
+    if python is not None:
+        tags = wheel_tags(os.path.basename(path), wheel_text)
+        if not tags:
+            raise UsageError(f"{path}: no compatibility tags (no `Tag:` in WHEEL, no tags in name)")
+        if not any(tag_installs(tag, python) for tag in tags):
+            raise UsageError(
+                f"{path}: its tags ({', '.join(sorted(tags))}) cannot install into the lane's "
+                f"Python {python['version']} on {python['platform']}"
+            )
     return path
+
+
+# The lane's venv is made by the host `python3` on PATH (third_party/python/venv.bzl): this
+# asks it what it is. Standard library only.
+_PYTHON_FACTS = (
+    "import json, platform, sys, sysconfig\n"
+    "libc, libc_version = platform.libc_ver()\n"
+    "print(json.dumps({'version': '%d.%d' % sys.version_info[:2], "
+    "'implementation': sys.implementation.name, "
+    "'platform': sysconfig.get_platform().replace('-', '_').replace('.', '_'), "
+    "'machine': platform.machine(), 'glibc': libc_version if libc == 'glibc' else ''}))\n"
+)
+
+
+def lane_python(python: str = "python3") -> dict[str, str]:
+    """The lane's Python and platform: version (`3.11`), implementation, platform
+    (`linux_x86_64`), machine and glibc version, from the interpreter the venv rule uses."""
+    try:
+        out = subprocess.run(
+            [python, "-c", _PYTHON_FACTS], capture_output=True, text=True, timeout=60, check=True
+        )
+        return json.loads(out.stdout)
+    except (OSError, subprocess.SubprocessError, ValueError) as err:
+        raise UsageError(f"cannot ask {python} (the lanes' Python) what it is: {err}") from None
+
+
+def wheel_tags(file_name: str, wheel_text: str = "") -> set[str]:
+    """`py-abi-platform` tags of a wheel: its WHEEL file's `Tag:` lines, else its file name's
+    (compressed tag sets, `py2.py3-none-any`, expanded)."""
+    tags = {line[4:].strip() for line in wheel_text.splitlines() if line.startswith("Tag:")}
+    if tags:
+        return tags
+    parts = file_name[: -len(".whl")].split("-") if file_name.endswith(".whl") else []
+    if len(parts) < 5:
+        return set()
+    pys, abis, plats = (p.split(".") for p in parts[-3:])
+    return {f"{py}-{abi}-{plat}" for py in pys for abi in abis for plat in plats}
+
+
+_MANYLINUX_LEGACY = {"manylinux1": (2, 5), "manylinux2010": (2, 12), "manylinux2014": (2, 17)}
+
+
+def tag_installs(tag: str, python: dict[str, str]) -> bool:
+    """True if pip on `python` (lane_python()) can install a wheel with this one tag."""
+    py, _, rest = tag.partition("-")
+    abi, _, plat = rest.partition("-")
+    major, minor = (int(x) for x in python["version"].split("."))
+    cp = f"cp{major}{minor}"
+    py_ok = py in (f"py{major}", f"py{major}{minor}", cp) or (
+        py.startswith(f"cp{major}") and abi == "abi3" and int(py[3:] or 0) <= minor
+    )
+    if py.startswith("py") and py[2:].isdigit() and len(py) > 3:
+        py_ok = py_ok or (py[2] == str(major) and int(py[3:]) <= minor)
+    abi_ok = abi in ("none", "abi3", cp) or (abi.startswith(cp) and abi != cp and abi[-1] in "dmu")
+    if abi == "abi3" and python.get("implementation", "cpython") != "cpython":
+        abi_ok = False
+    return py_ok and abi_ok and _platform_ok(plat, python)
+
+
+def _platform_ok(plat: str, python: dict[str, str]) -> bool:
+    if plat == "any":
+        return True
+    machine = python.get("machine", "")
+    if plat == python.get("platform") or plat == f"linux_{machine}":
+        return python.get("platform", "").startswith("linux")
+    glibc = tuple(int(x) for x in re.findall(r"\d+", python.get("glibc", ""))[:2])
+    for legacy, needs in _MANYLINUX_LEGACY.items():
+        if plat == f"{legacy}_{machine}":
+            return bool(glibc) and glibc >= needs
+    match = re.fullmatch(rf"manylinux_(\d+)_(\d+)_{re.escape(machine)}", plat)
+    if match:
+        return bool(glibc) and glibc >= (int(match[1]), int(match[2]))
+    return False
 
 
 def lanes() -> list[str]:
@@ -104,6 +195,34 @@ def bazel_command(args: argparse.Namespace, wheels: dict[str, str]) -> list[str]
     return command + list(args.bazel_args or []) + ["//..."]
 
 
+def own_column(run_dir: str, rows_path: str) -> tuple[dict, dict]:
+    """The report column of the run in `run_dir` (the archive ./bazelw just wrote), and the
+    report: that run alone, diffed against the newest earlier run (by start time, older than
+    this one) of the same identity key. Never chosen by time order among the archives: an
+    older archive with a later start (a clock stepped back, a copied archive) is not it."""
+    run = results.read_run(run_dir)
+    earlier = [
+        r
+        for d in results.runs_in(os.path.dirname(run_dir))
+        if os.path.normpath(d) != os.path.normpath(run_dir)
+        for r in [results.read_run(d)]
+        if r.identity_key() == run.identity_key() and _start(r) < _start(run)
+    ]
+    with open(rows_path, encoding="utf-8") as stream:
+        rows = conformance_check.parse_rows(stream.read())
+    against = {run.source: max(earlier, key=_start)} if earlier else {}
+    built = report_model.build(
+        [run], rows, verdict.load_registry(ROOT), every=True, against=against
+    )
+    name = os.path.basename(os.path.normpath(run_dir))
+    (column,) = [c for c in built["columns"] if c["run"] == name]
+    return column, built
+
+
+def _start(run: results.Run) -> float:
+    return float(run.meta.get("start", 0.0) or 0.0)
+
+
 def main(argv: list[str] | None = None) -> int:
     """Command line; exit 0 on PASS, 1 on FAIL, 2 on bad input."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
@@ -119,9 +238,10 @@ def main(argv: list[str] | None = None) -> int:
             raise UsageError(f"--config={args.config}: one of {', '.join(CONFIGS)}")
         if args.lane not in lanes():
             raise UsageError(f"--lane={args.lane}: one of {', '.join(lanes())}")
-        wheels = {"apache-tvm": check_wheel(args.tvm_wheel, "apache-tvm")}
+        python = lane_python()
+        wheels = {"apache-tvm": check_wheel(args.tvm_wheel, "apache-tvm", python)}
         if args.tvm_ffi_wheel:
-            wheels["apache-tvm-ffi"] = check_wheel(args.tvm_ffi_wheel, "apache-tvm-ffi")
+            wheels["apache-tvm-ffi"] = check_wheel(args.tvm_ffi_wheel, "apache-tvm-ffi", python)
     except UsageError as err:
         print(f"check_my_wheel: {err}", file=sys.stderr)
         return 2
@@ -138,19 +258,8 @@ def main(argv: list[str] | None = None) -> int:
         )
         return 1
     run = results.read_run(run_dir)
-    # Earlier runs of the same wheels and config, for the diff; never another identity's.
-    same = [
-        r
-        for d in results.runs_in(os.path.dirname(run_dir))
-        if os.path.normpath(d) != os.path.normpath(run_dir)
-        for r in [results.read_run(d)]
-        if r.identity_key() == run.identity_key()
-    ]
-    with open(os.path.join(ROOT, "docs", "conformance.md"), encoding="utf-8") as stream:
-        rows = conformance_check.parse_rows(stream.read())
-    built = report_model.build([*same, run], rows, verdict.load_registry(ROOT))
+    column, built = own_column(run_dir, rows_path=os.path.join(ROOT, "docs", "conformance.md"))
     report.write(built, args.out)
-    column = built["columns"][0]
     for problem in column["verdict"]["problems"]:
         print(f"check_my_wheel: {problem}")
     # The run must have tested these very files: its venv record names their sha256.

@@ -2,20 +2,36 @@
 ./bazelw keys the venv by each wheel's content (sha256), not its path."""
 
 import hashlib
+import json
 import os
 import subprocess
+import sys
 import zipfile
 from pathlib import Path
 
 import check_my_wheel
+import fake_runs
 import pytest
 
 
-def _wheel(path: Path, name: str = "apache-tvm", payload: str = "1") -> Path:
+def _wheel(
+    path: Path, name: str = "apache-tvm", payload: str = "1", tag: str = "py3-none-any"
+) -> Path:
     with zipfile.ZipFile(path, "w") as archive:
         archive.writestr("x.dist-info/METADATA", f"Metadata-Version: 2.1\nName: {name}\n")
+        archive.writestr("x.dist-info/WHEEL", f"Wheel-Version: 1.0\nTag: {tag}\n")
         archive.writestr("x/payload.txt", payload)
     return path
+
+
+# The lane's Python as lane_python() describes it (the tests do not depend on this machine's).
+LINUX_311 = {
+    "version": "3.11",
+    "implementation": "cpython",
+    "platform": "linux_x86_64",
+    "machine": "x86_64",
+    "glibc": "2.36",
+}
 
 
 @pytest.fixture
@@ -25,6 +41,7 @@ def workspace(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
         'LANES = {"default": {"lock": "a.lock"}, "ffi_next": {"lock": "b.lock"}}\n'
     )
     monkeypatch.setattr(check_my_wheel, "ROOT", str(tmp_path))
+    monkeypatch.setattr(check_my_wheel, "lane_python", lambda: dict(LINUX_311))
     return tmp_path
 
 
@@ -38,6 +55,16 @@ def workspace(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
         (["--tvm-wheel", "{tvm}", "--tvm-ffi-wheel", "{tvm}"], "not apache-tvm-ffi"),
         (["--tvm-wheel", "{tvm}", "--config", "rocm"], "--config=rocm: one of cpu, cuda, cuda_gpu"),
         (["--tvm-wheel", "{tvm}", "--lane", "nightly"], "--lane=nightly: one of default, ffi_next"),
+        (
+            ["--tvm-wheel", "{mac}"],
+            "its tags (cp39-cp39-macosx_11_0_arm64) cannot install into the lane's Python 3.11 "
+            "on linux_x86_64",
+        ),
+        (["--tvm-wheel", "{win}"], "(cp311-cp311-win_amd64) cannot install into the lane's"),
+        (
+            ["--tvm-wheel", "{tvm}", "--tvm-ffi-wheel", "{ffi312}"],
+            "(cp312-cp312-manylinux_2_28_x86_64) cannot install into the lane's Python 3.11",
+        ),
     ],
 )
 def test_bad_input_is_one_clear_line_and_exit_2(
@@ -48,6 +75,11 @@ def test_bad_input_is_one_clear_line_and_exit_2(
         "broken": workspace / "broken.whl",
         "ffi": _wheel(workspace / "ffi.whl", "apache_tvm_ffi"),
         "tvm": _wheel(workspace / "tvm.whl"),
+        "mac": _wheel(workspace / "mac.whl", tag="cp39-cp39-macosx_11_0_arm64"),
+        "win": _wheel(workspace / "win.whl", tag="cp311-cp311-win_amd64"),
+        "ffi312": _wheel(
+            workspace / "f312.whl", "apache-tvm-ffi", tag="cp312-cp312-manylinux_2_28_x86_64"
+        ),
     }
     files["txt"].write_text("x")
     files["broken"].write_text("not a zip")
@@ -118,3 +150,116 @@ def test_bazelw_passes_each_wheels_sha256_so_a_rebuilt_wheel_rekeys_the_venv(
         f"--repo_env=TVM_CONFORMANCE_TVM_WHEEL_SHA256={hashlib.sha256(wheel.read_bytes()).hexdigest()}"
         in second
     )
+
+
+@pytest.mark.parametrize(
+    ("tag", "installs"),
+    [
+        ("py3-none-any", True),
+        ("cp311-cp311-manylinux_2_17_x86_64", True),
+        ("cp311-cp311-manylinux2014_x86_64", True),
+        ("cp38-abi3-manylinux_2_17_x86_64", True),
+        ("cp311-cp311-linux_x86_64", True),
+        ("cp311-cp311-manylinux_2_39_x86_64", False),  # newer glibc than the machine's
+        ("cp311-cp311-manylinux_2_17_aarch64", False),
+        ("cp312-cp312-manylinux_2_17_x86_64", False),
+        ("cp39-cp39-macosx_11_0_arm64", False),
+        ("cp311-cp311-win_amd64", False),
+        ("py2-none-any", False),
+    ],
+)
+def test_wheel_tags_are_read_against_the_lanes_python_and_platform(
+    tag: str, installs: bool
+) -> None:
+    assert check_my_wheel.tag_installs(tag, LINUX_311) is installs
+
+
+def test_tags_come_from_the_wheel_file_else_its_name() -> None:
+    assert check_my_wheel.wheel_tags("x.whl", "Tag: cp311-cp311-a\nTag: cp311-cp311-b\n") == {
+        "cp311-cp311-a",
+        "cp311-cp311-b",
+    }
+    assert check_my_wheel.wheel_tags("apache_tvm-0.27.0-py2.py3-none-any.whl") == {
+        "py2-none-any",
+        "py3-none-any",
+    }
+
+
+def test_lane_python_describes_the_host_python3() -> None:
+    facts = check_my_wheel.lane_python(sys.executable)
+    assert facts["version"] == f"{sys.version_info[0]}.{sys.version_info[1]}"
+    assert facts["platform"].startswith(("linux_", "macosx_", "win_"))
+
+
+def test_a_bad_tag_stops_before_anything_runs(
+    workspace: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # ./bazelw here would record that it ran: it must not run at all.
+    ran = workspace / "ran"
+    bazelw = workspace / "bazelw"
+    bazelw.write_text(f"#!/bin/sh\ntouch {ran}\n")
+    bazelw.chmod(0o755)
+    wheel = _wheel(
+        workspace / "apache_tvm-1-cp39-cp39-macosx_11_0_arm64.whl",
+        tag="cp39-cp39-macosx_11_0_arm64",
+    )
+    assert check_my_wheel.main(["--tvm-wheel", str(wheel)]) == 2
+    assert "cannot install into the lane's Python 3.11" in capsys.readouterr().err
+    assert not ran.exists()
+
+
+def _fake_bazelw(workspace: Path, run_dir: str, status: int) -> None:
+    """A ./bazelw that 'runs' by naming an archive already written, as the real one does."""
+    script = workspace / "bazelw"
+    script.write_text(
+        f'#!/bin/sh\necho "{run_dir}" > "$TVM_CONFORMANCE_RUN_DIR_FILE"\nexit {status}\n'
+    )
+    script.chmod(0o755)
+
+
+def test_check_my_wheel_reports_the_run_it_made_not_the_newest_start(
+    workspace: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    (workspace / "docs").mkdir()
+    (workspace / "docs" / "conformance.md").write_text("# no rows\n")
+    wheel = _wheel(workspace / "apache_tvm-9-py3-none-any.whl")
+    sha = hashlib.sha256(wheel.read_bytes()).hexdigest()
+    record = fake_runs.venv_record(tvm_sha=sha, user_tvm=wheel.name)
+    good = {"//pkg:a_test": fake_runs.junit([fake_runs.case_xml("test_a")])}
+    bad = {"//pkg:a_test": fake_runs.junit([fake_runs.case_xml("test_a", "failed")])}
+    # An earlier run of the same wheel, and an archive copied in whose recorded start is later
+    # than the run check_my_wheel is about to make (a clock stepped back).
+    earlier = fake_runs.archive(workspace, good, venv_record=record, start_ms=1_700_000_000_000)
+    fake_runs.archive(workspace, good, venv_record=record, start_ms=1_900_000_000_000)
+    current = fake_runs.archive(
+        workspace, bad, venv_record=record, start_ms=1_800_000_000_000, exit_code=3
+    )
+    _fake_bazelw(workspace, current, 3)
+    assert check_my_wheel.main(["--tvm-wheel", str(wheel)]) == 1
+    out = capsys.readouterr().out
+    last = out.strip().splitlines()[-1]
+    assert last.startswith("verdict: FAIL") and "bazel exit 3" in last, out
+    assert "FAILED: //pkg:a_test :: test_a" in out
+    report = json.loads((workspace / "conformance-report" / "report.json").read_text())
+    (column,) = report["columns"]
+    assert column["run"] == Path(current).name
+    # Diffed against the earlier run of its identity, not the later-started copy.
+    assert column["diff"]["previous"] == Path(earlier).name
+
+
+def test_check_my_wheel_verdict_line_says_partial(
+    workspace: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    (workspace / "docs").mkdir()
+    (workspace / "docs" / "conformance.md").write_text("")
+    wheel = _wheel(workspace / "apache_tvm-9-py3-none-any.whl")
+    sha = hashlib.sha256(wheel.read_bytes()).hexdigest()
+    record = fake_runs.venv_record(tvm_sha=sha, user_tvm=wheel.name)
+    good = {"//pkg:a_test": fake_runs.junit([fake_runs.case_xml("test_a")])}
+    current = fake_runs.archive(
+        workspace, good, venv_record=record, patterns=("//...", "-//pkg:b_test")
+    )
+    _fake_bazelw(workspace, current, 0)
+    assert check_my_wheel.main(["--tvm-wheel", str(wheel), "--", "--", "-//pkg:b_test"]) == 0
+    last = capsys.readouterr().out.strip().splitlines()[-1]
+    assert last.startswith("verdict: PASS (") and "PARTIAL: -//pkg:b_test" in last, last

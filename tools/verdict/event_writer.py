@@ -35,6 +35,14 @@ def test_result_event(
     }
 
 
+def target_configured_event(label: str, tags: list[str], kind: str = "py_test rule") -> dict:
+    """A targetConfigured event: the target's kind and tags (as Bazel writes them)."""
+    return {
+        "id": {"targetConfigured": {"label": label}},
+        "configured": {"targetKind": kind, "tag": list(tags)},
+    }
+
+
 def test_summary_event(label: str, status: str) -> dict:
     """A testSummary event: the target's overall status (PASSED, FAILED, FAILED_TO_BUILD...)."""
     return {"id": {"testSummary": {"label": label}}, "testSummary": {"overallStatus": status}}

@@ -86,6 +86,7 @@ def write_bep(
     extra_runs: dict[str, list[str]] | None = None,
     not_built: tuple[str, ...] = (),
     exit_code: int = 0,
+    tags: dict[str, list[str]] | None = None,
 ) -> Path:
     """Write testlogs for `tests` (label -> JUnit text) and a BEP naming them; return the BEP.
 
@@ -94,7 +95,8 @@ def write_bep(
     undeclared outputs, zipped as Bazel does (test.outputs/outputs.zip) and named by its event.
     `remote_cached` results come from a cache (`cachedRemotely`), `extra_runs` (label -> JUnit
     texts) are runs 2, 3, ... of `--runs_per_test`, `not_built` targets have only a
-    FAILED_TO_BUILD summary, and `exit_code` is Bazel's, in the buildFinished event.
+    FAILED_TO_BUILD summary, and `exit_code` is Bazel's, in the buildFinished event. `tags`
+    (label -> tags) become targetConfigured events.
     """
     testlogs = root / "testlogs"
     events: list[dict] = [
@@ -118,6 +120,10 @@ def write_bep(
             },
         },
     ]
+    events.extend(
+        event_writer.target_configured_event(label, label_tags)
+        for label, label_tags in (tags or {}).items()
+    )
     for label, text in {**(stale or {}), **tests}.items():
         package, _, name = label[2:].partition(":")
         xml = testlogs / package / name / "test.xml"
@@ -163,11 +169,15 @@ def archive(
     tests: dict[str, str],
     flags: list[str] = (),  # type: ignore[assignment]
     venv_record: dict | None = None,
+    patterns: tuple[str, ...] = ("//...",),
+    gpu_suite: dict | None = None,
     **kwargs,
 ) -> str:
     """A run archive under `root/conformance-runs` of a fake run; returns its directory.
 
-    `venv_record` is the lane venv's tvm_conformance_venv.json (the run's identity)."""
+    `venv_record` is the lane venv's tvm_conformance_venv.json (the run's identity),
+    `patterns` the target patterns after `--` on the command line (`-//pkg:x` excludes),
+    `gpu_suite` run.json's record of the targets a GPU run must run."""
     work = root / f"work{len(os.listdir(root))}"
     work.mkdir()
     bep = write_bep(work, tests, flags, **kwargs)
@@ -179,11 +189,12 @@ def archive(
     return archive_run(
         str(bep),
         str(root / "conformance-runs"),
-        ["test", *flags, "//..."],
+        ["test", *flags, "--", *patterns],
         kwargs.get("exit_code", 0),
         start,
         start + 60,
         str(record) if record else None,
+        gpu_suite,
     )
 
 

@@ -14,11 +14,14 @@ and exits 1 when any column's verdict is FAIL (verdict.verdict_of(), the same fu
 `./bazelw test` and the conformance check).
 
 A column is one run. Runs are never merged: by default the newest run of each identity
-(lane + the sha256 of the TVM and tvm-ffi wheels its venv installed, from run.json) and config
-(cpu, cuda, cuda_gpu, +asan/+ubsan) is shown, so a user's wheel is its own column and a run of
-another wheel can never relabel one. Each column's header is what ./bazelw recorded in that
-run's archive: the identity, the machine, and where the results came from (executed here, the
-action cache, the disk cache or a remote cache). Rows are the behaviours of docs/conformance.md
+(lane + the sha256 of the TVM and tvm-ffi wheels its venv installed, from run.json), config
+(cpu, cuda, cuda_gpu, +asan/+ubsan), target patterns (negative ones too) and selecting options
+(test and tag filters, --runs_per_test) is shown, except partial runs (a pattern other than
+`//...`, an exclusion, a filter), which are shown only when named. So a user's wheel is its own
+column and a run of another wheel, or of part of the suite, can never relabel one. Each
+column's header is what ./bazelw recorded in that run's archive: the identity, the machine,
+and where the results came from (executed here, the action cache, the disk cache or a remote
+cache). Rows are the behaviours of docs/conformance.md
 (labels only: the verdict counts every case); a cell aggregates the row's cases over targets
 and exec modes ("2/2", a deviation id, "crashed", "1/2 failed"), details on hover. A section
 lists the rows whose outcome differs between columns, and each column is compared with the
@@ -94,6 +97,11 @@ def main(argv: list[str] | None = None) -> int:
     report = report_model.build(runs, rows, verdict.load_registry(workspace), every=every)
     write(report, args.out)
     print(f"report: {len(runs)} run(s), {len(report['columns'])} column(s) -> {args.out}")
+    if report["partial_left_out"]:
+        print(
+            "report: partial runs (part of the suite left out) are never a default column; "
+            "name one to see it: " + ", ".join(report["partial_left_out"])
+        )
     for column in report["columns"]:
         print(column["verdict"]["line"])
         print(column["summary_line"])

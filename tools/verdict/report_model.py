@@ -87,12 +87,27 @@ class Cell:
 def outcome_of(
     label: str, case_id: str, run: results.Run, registry: verdict.Registry
 ) -> Outcome | None:
-    """The outcome of one case a row names, or None when its target did not run."""
+    """The outcome of one case a row names, or None when its target did not run; of several
+    runs of the case (--runs_per_test), the worst (CELL_ORDER), whatever their order."""
     target = run.targets.get(label)
     if target is None:
         return None
-    test = f"{label} :: {case_id}"
     case = target.case(case_id)
+    if case is None:
+        return _run_outcome(label, case_id, target, None, registry)
+    found = [_run_outcome(label, case_id, target, each, registry) for each in case.runs()]
+    return min(found, key=lambda o: CELL_ORDER.index(o.status))
+
+
+def _run_outcome(
+    label: str,
+    case_id: str,
+    target: results.TargetResult,
+    case: results.Case | None,
+    registry: verdict.Registry,
+) -> Outcome:
+    """The outcome of one run of one case (None: the target did not report it)."""
+    test = f"{label} :: {case_id}"
     suffix = verdict.variant_suffix(label)
     default_target = suffix if suffix in verdict.TARGET_SUFFIXES else "any"
     if case is None:
@@ -182,8 +197,10 @@ def summary_line(title: str, s: dict[str, int]) -> str:
 
 
 def column_title(run: results.Run) -> str:
-    """`lane <lane> · <config>`, the user's wheel file where one was tested, and for a run
-    that required a GPU, the GPU's name."""
+    """`lane <lane> · <config>`, the user's wheel file where one was tested, the target
+    patterns and selecting options where they are not plain `//...`, `PARTIAL: <what it left
+    out>` for a run that left part of the suite out, and for a run that required a GPU, the
+    GPU's name."""
     ident = run.identity
     title = f"lane {ident.get('lane', run.lane)} · {run.config}"
     for dist in ("tvm", "tvm_ffi"):
@@ -192,6 +209,10 @@ def column_title(run: results.Run) -> str:
             title += f" · {entry.get('file', dist)}"
     if run.patterns not in ("//...", "(unknown)"):
         title += f" · {run.patterns}"
+    if run.selection:
+        title += " · " + " ".join(run.selection)
+    if run.partial:
+        title += " · PARTIAL: " + " ".join(run.partial)
     gpu = dict(run.meta.get("machine") or {}).get("gpu", "")
     if run.config.startswith("cuda_gpu") and gpu and gpu != "none":
         title += f" · {gpu}"
@@ -237,15 +258,27 @@ def diff(before: list[Cell], after: list[Cell], items: list[Behaviour]) -> dict[
 def select(
     runs: list[results.Run], every: bool
 ) -> tuple[list[results.Run], dict[str, results.Run]]:
-    """The runs shown (newest per identity key unless `every`), and for each shown run's key
-    the previous run of that key, where there is one."""
+    """The runs shown and, by run (its `source`), the previous run of its identity key.
+
+    With `every`, every run is shown; otherwise the newest whole-suite run of each identity
+    key: a partial run (results.Run.partial) is never a default column (name it, or --all).
+    """
     ordered = sorted(runs, key=lambda r: float(r.meta.get("start", 0.0) or 0.0))
     by_key: dict[str, list[results.Run]] = collections.defaultdict(list)
     for run in ordered:
         by_key[run.identity_key()].append(run)
-    shown = ordered if every else [group[-1] for group in by_key.values()]
-    previous = {key: group[-2] for key, group in by_key.items() if len(group) > 1 and not every}
+    if every:
+        return ordered, {}
+    shown = [group[-1] for group in by_key.values() if not group[-1].partial]
+    previous = {group[-1].source: group[-2] for group in by_key.values() if len(group) > 1}
     return shown, previous
+
+
+def partial_left_out(runs: list[results.Run], every: bool) -> list[str]:
+    """The archives of partial runs the default selection leaves out (none with `every`)."""
+    if every:
+        return []
+    return [os.path.basename(os.path.normpath(r.source)) for r in runs if r.partial]
 
 
 def build(
@@ -254,10 +287,16 @@ def build(
     registry: verdict.Registry,
     every: bool = False,
     previous_runs: bool = True,
+    against: dict[str, results.Run] | None = None,
 ) -> dict:
-    """The report as a JSON-able dict: columns (one run each), matrix, rows that differ."""
+    """The report as a JSON-able dict: columns (one run each), matrix, rows that differ.
+
+    `against` (a run's `source` -> the run to diff it with) replaces the previous run that
+    `select` finds by start time: check_my_wheel passes the run it made and its own choice."""
     items = behaviours(rows)
     shown, previous = select(runs, every)
+    if against is not None:
+        previous = dict(against)
     table = registry.by_id()
     columns = []
     all_cells = []
@@ -274,7 +313,7 @@ def build(
             if case.outcome in ("skipped", "disabled"):
                 skips[case.message] += 1
         counts = summary(items, cells)
-        before = previous.get(run.identity_key()) if previous_runs else None
+        before = previous.get(run.source) if previous_runs else None
         columns.append(
             {
                 "key": run.identity_key(),
@@ -283,6 +322,7 @@ def build(
                 "start_utc": str(run.meta.get("start_utc", "")),
                 "wall_s": float(run.meta.get("wall_s", 0.0) or 0.0),
                 "bazel_args": list(run.meta.get("bazel_args", [])),
+                "partial": run.partial,
                 "lane": run.lane,
                 "config": run.config,
                 "identity": run.identity,
@@ -333,8 +373,9 @@ def build(
         )
     return {
         "generated": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
-        "passed": all(c["verdict"]["passed"] for c in columns),
+        "passed": bool(columns) and all(c["verdict"]["passed"] for c in columns),
         "columns": columns,
+        "partial_left_out": partial_left_out(runs, every),
         "matrix": matrix,
         "deviations": {
             dev.id: {"kind": dev.kind, "actual": dev.actual, "upstream": dev.upstream}

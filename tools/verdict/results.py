@@ -65,6 +65,12 @@ class Case:
     deviation: str | None = None  # id named by an xfail (or strict XPASS) reason
     time_s: float = 0.0
     googletest: bool = False  # googletest writes `status`/`result` attributes; pytest does not
+    # The other runs of this case (`--runs_per_test`): every run counts in the verdict.
+    other_runs: list[Case] = field(default_factory=list)
+
+    def runs(self) -> list[Case]:
+        """This case and its other runs (one element without --runs_per_test)."""
+        return [self, *self.other_runs]
 
     @property
     def xpass_strict(self) -> bool:
@@ -94,6 +100,9 @@ class TargetResult:
     cases: list[Case] = field(default_factory=list)
     suite_properties: dict[str, str] = field(default_factory=dict)
     errors: list[str] = field(default_factory=list)  # unreadable / missing test.xml
+    # <error>/<failure> elements of a <testsuite> itself, outside any <testcase>.
+    suite_errors: list[str] = field(default_factory=list)
+    tags: list[str] = field(default_factory=list)  # the target's tags (targetConfigured event)
     outputs_paths: list[str] = field(default_factory=list)  # outputs.zip files that exist
 
     def output_json(self, name: str) -> object | None:
@@ -156,16 +165,56 @@ class Run:
         return {"lane": self.lane}
 
     @property
-    def patterns(self) -> str:
-        """The target patterns the invocation asked for (`//...`), from run.json."""
+    def pattern_list(self) -> list[str]:
+        """The target patterns the invocation asked for, negative ones (`-//pkg:x`) included,
+        in order: from run.json's bazel_args (after `--` every word is a pattern), else from
+        the build events' pattern event (a run read from its build event file alone)."""
+        if "bazel_args" not in self.meta:
+            return [str(p) for p in self.meta.get("bep_patterns", [])]  # type: ignore[union-attr]
         args = [str(a) for a in self.meta.get("bazel_args", [])]  # type: ignore[union-attr]
-        found = [a for a in args[1:] if not a.startswith("-")] if args else []
-        return " ".join(found) or "(unknown)"
+        found: list[str] = []
+        after_dashes = False
+        for arg in args[1:]:
+            if arg == "--" and not after_dashes:
+                after_dashes = True
+            elif after_dashes or not arg.startswith("-"):
+                found.append(arg)
+        return found
+
+    @property
+    def patterns(self) -> str:
+        """The target patterns, negative ones included (`//... -//pkg:b_test`)."""
+        return " ".join(self.pattern_list) or "(unknown)"
+
+    @property
+    def selection(self) -> list[str]:
+        """The options that change which targets or cases ran (SELECTION_OPTIONS), as given,
+        from the build events' canonical command line (rc files and --config expanded), else
+        from run.json's bazel_args."""
+        found = self.meta.get("selection_options")
+        if not isinstance(found, list):
+            args = [str(a) for a in self.meta.get("bazel_args", [])]  # type: ignore[union-attr]
+            found = selection_options(args[: args.index("--")] if "--" in args else args)
+        return [str(o) for o in found]
+
+    @property
+    def partial(self) -> list[str]:
+        """What keeps this run from being the whole suite (`//...` with no filter): negative
+        patterns, other patterns, tag and test filters; [] for a whole-suite run. A run
+        without recorded arguments (a GPU-runner bundle) is judged by its own record."""
+        if not self.pattern_list:
+            return [str(p) for p in self.meta.get("partial", [])]  # type: ignore[union-attr]
+        why = [p for p in self.pattern_list if p.startswith("-")]
+        if "//..." not in self.pattern_list:
+            why.insert(0, "not //...")
+        why += [o for o in self.selection if _option_name(o) in EXCLUDING_OPTIONS]
+        return why
 
     def identity_key(self) -> str:
-        """Lane + the sha256 of the installed TVM and tvm-ffi + config + target patterns: runs
-        with equal keys tested the same thing and may be compared; others never merge (so a
-        later run of one target cannot stand for an earlier run of `//...`)."""
+        """Lane + the sha256 of the installed TVM and tvm-ffi + config + target patterns (negative
+        ones too) + the options that select targets or cases: runs with equal keys tested the
+        same thing and may be compared; others never merge (so a later run of one target, or
+        of the suite minus one target, cannot stand for an earlier run of `//...`)."""
         ident = self.identity
         parts = [str(ident.get("lane", self.lane))]
         for dist in ("tvm", "tvm_ffi"):
@@ -173,7 +222,46 @@ class Run:
             sha = entry.get("sha256", "") if isinstance(entry, dict) else ""
             parts.append(f"{dist}={sha[:16] or 'unknown'}")
         parts += [self.config, self.patterns]
-        return "/".join(parts)
+        return "/".join(parts) + "".join(f" {o}" for o in self.selection)
+
+
+# Options that change which targets or cases a `bazel test` runs, and so a run's identity.
+# EXCLUDING_OPTIONS leave part of the suite out (the run is partial); --runs_per_test and
+# --flaky_test_attempts run the same cases differently.
+EXCLUDING_OPTIONS = (
+    "test_tag_filters",
+    "test_filter",
+    "test_lang_filters",
+    "test_size_filters",
+    "test_timeout_filters",
+    "test_arg",
+)
+SELECTION_OPTIONS = (*EXCLUDING_OPTIONS, "runs_per_test", "flaky_test_attempts")
+
+
+def _option_name(option: str) -> str:
+    return option.lstrip("-").partition("=")[0]
+
+
+def selection_options(options: list[str]) -> list[str]:
+    """The options among `options` that select targets or cases (SELECTION_OPTIONS), the last
+    of each name (as Bazel applies them; every `--test_arg`, which repeats), `--name=value`
+    each, sorted; an empty value (the default) is left out."""
+    found: dict[str, list[str]] = {}
+    pending = ""
+    for option in options:
+        name, value = pending, option
+        if not pending:
+            name = _option_name(option)
+            if not option.startswith("--") or name not in SELECTION_OPTIONS:
+                continue
+            if "=" not in option:
+                pending = name  # `--test_filter VALUE`
+                continue
+            value = option.partition("=")[2]
+        pending = ""
+        found[name] = [*found.get(name, []), value] if name == "test_arg" else [value]
+    return sorted(f"--{name}={v}" for name, values in found.items() for v in values if v)
 
 
 def skip_reason(element: ET.Element) -> str:
@@ -243,12 +331,26 @@ def read_junit(path: str) -> tuple[list[Case], dict[str, str]]:
 
     Raises OSError or xml.etree.ElementTree.ParseError for a missing or broken file.
     """
+    cases, props, _ = read_junit_full(path)
+    return cases, props
+
+
+def read_junit_full(path: str) -> tuple[list[Case], dict[str, str], list[str]]:
+    """read_junit, and the <error>/<failure> elements a <testsuite> holds outside any case
+    (a collection error, a crashed fixture), each as `<tag>: <message>`."""
     root = ET.parse(path).getroot()
     suite_props: dict[str, str] = {}
+    suite_errors: list[str] = []
     suites = [root] if root.tag == "testsuite" else list(root.iter("testsuite"))
+    if root.tag == "testsuites":
+        suites.append(root)
     for suite in suites:
         suite_props.update(_properties(suite))
-    return [_case(c) for c in root.iter("testcase")], suite_props
+        for child in suite:
+            if child.tag in ("error", "failure"):
+                text = (child.get("message") or child.text or "").strip()
+                suite_errors.append(f"{child.tag}: {text[:200] or '(no message)'}")
+    return [_case(c) for c in root.iter("testcase")], suite_props, suite_errors
 
 
 def read_events(bep_path: str) -> list[dict]:
@@ -468,6 +570,15 @@ def _summaries(events: list[dict]) -> dict[str, str]:
     }
 
 
+def target_tags(events: list[dict]) -> dict[str, list[str]]:
+    """Each configured target's tags (the build events' targetConfigured), by label."""
+    return {
+        e["id"]["targetConfigured"].get("label", ""): list(e.get("configured", {}).get("tag", []))
+        for e in events
+        if "targetConfigured" in e.get("id", {})
+    }
+
+
 def _started_finished(events: list[dict]) -> dict[str, object]:
     meta: dict[str, object] = {}
     for event in events:
@@ -493,7 +604,14 @@ def read_run(path: str) -> Run:
     if archive and os.path.isfile(os.path.join(path, ARCHIVE_META)):
         with open(os.path.join(path, ARCHIVE_META), encoding="utf-8") as stream:
             meta.update(json.load(stream))
-    flags = config_flags(command_options(events))
+    options = command_options(events)
+    flags = config_flags(options)
+    if options:
+        meta["selection_options"] = selection_options(options)
+    tags = target_tags(events)
+    patterns = [p for e in events for p in e.get("id", {}).get("pattern", {}).get("pattern", [])]
+    if patterns:
+        meta["bep_patterns"] = patterns
     summaries = _summaries(events)
     attempts = attempts_of(events)
     shard_count = shard_counts(attempts)
@@ -519,34 +637,52 @@ def read_run(path: str) -> Run:
         if outputs and os.path.isfile(outputs):
             target.outputs_paths.append(outputs)
         try:
-            cases, props = read_junit(xml)
+            cases, props, suite_errors = read_junit_full(xml)
         except (OSError, ET.ParseError) as err:
             target.errors.append(f"cannot read test.xml of {a.label}: {err}")
             continue
         target.cases.extend(cases)
         target.suite_properties.update(props)
+        target.suite_errors.extend(suite_errors)
     for label, status in summaries.items():
         if label not in targets:  # no attempt ran: FAILED_TO_BUILD, NO_STATUS, ...
             targets[label] = TargetResult(label, status or "NO_STATUS", False, 0.0)
     for target in targets.values():
         target.cases = merge_runs(target.cases)
+        target.tags = tags.get(target.label, [])
     return Run(path, targets, flags, lane_of(flags), meta)
 
 
-# Of the runs of one case (`--runs_per_test`), the worst counts: a failure in run 3 is not
-# hidden by run 1 passing.
-_WORST_FIRST = ("failed", "xfailed", "skipped", "disabled", "passed")
+# Of the runs of one case (`--runs_per_test`), the worst stands for the case in counts and
+# cells: a failure in run 3 is not hidden by run 1 passing. The order is total and static; an
+# xfail that names no deviation is worse than a skip, a skip worse than an xfail naming one.
+# Whether a named deviation lists the case, and whether a skip is allowed (not on a GPU
+# runner), is the verdict's to judge: it judges every run (Case.runs()), so the order of the
+# runs never decides.
+_WORST_FIRST = ("failed", "xfailed-unnamed", "skipped", "xfailed", "disabled", "passed")
+
+
+def run_rank(case: Case) -> int:
+    """The place of one run's outcome in the order above (0 is the worst)."""
+    if case.outcome == "xfailed" and not case.deviation:
+        return _WORST_FIRST.index("xfailed-unnamed")
+    return _WORST_FIRST.index(case.outcome)
 
 
 def merge_runs(cases: list[Case]) -> list[Case]:
-    """One case per (classname, name): the worst outcome of its runs, in first-seen order."""
-    merged: dict[tuple[str, str], Case] = {}
+    """One case per (classname, name), in first-seen order: the worst of its runs (ties: the
+    first), carrying the others in `other_runs`."""
+    grouped: dict[tuple[str, str], list[Case]] = {}
     for case in cases:
-        key = (case.classname, case.name)
-        seen = merged.get(key)
-        if seen is None or _WORST_FIRST.index(case.outcome) < _WORST_FIRST.index(seen.outcome):
-            merged[key] = case
-    return list(merged.values())
+        grouped.setdefault((case.classname, case.name), []).extend(case.runs())
+    merged = []
+    for runs in grouped.values():
+        for run in runs:
+            run.other_runs = []
+        worst = min(runs, key=lambda c: (run_rank(c), c.message))
+        worst.other_runs = [r for r in runs if r is not worst]
+        merged.append(worst)
+    return merged
 
 
 def runs_in(path: str) -> list[str]:

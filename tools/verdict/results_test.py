@@ -256,3 +256,14 @@ def test_remote_uris_of_shards_and_runs_fall_back_to_their_own_folders(
     assert sorted(c.name for c in target.cases) == sorted(f"test_{f}" for f in folders)
     assert not target.errors
     assert target.output_json("where.json") in folders
+
+
+def test_selection_options_are_the_ones_that_choose_targets_or_cases() -> None:
+    options = ["--test_arg=-k", "--test_arg", "x", "--test_filter", "a", "--test_filter=b"]
+    options += ["--keep_going", "--runs_per_test=3", "--test_tag_filters=", "--config=ci"]
+    assert results.selection_options(options) == [
+        "--runs_per_test=3",
+        "--test_arg=-k",
+        "--test_arg=x",
+        "--test_filter=b",  # the last one counts, as in Bazel; an empty filter is the default
+    ]

@@ -166,6 +166,7 @@ def runs(tmp_path: Path) -> list[results.Run]:
     meta_path = Path(dirs[-1]) / results.ARCHIVE_META
     meta = json.loads(meta_path.read_text())
     meta["machine"].update(gpu=GPU_NAME, host="gpu-runner-1")
+    meta["gpu_suite"] = {"source": "tests.json", "targets": ["//py:cuda_test_cuda"]}
     meta_path.write_text(json.dumps(meta))
     return [results.read_run(d) for d in dirs]
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import argparse
 import collections
+import dataclasses
 import os
 import re
 import sys
@@ -27,6 +28,13 @@ TARGET_SUFFIXES = ("llvm", "cuda", "rocm", "vulkan", "metal", "opencl", "nvptx",
 INDEPENDENT_SUFFIX = "independent"
 # Bazel's status of a target whose every case counts (anything else is a problem).
 PASSING_STATUS = "PASSED"
+# The tag of a test target that reports no case on purpose (a target with no case is otherwise
+# a problem: a filtered or empty googletest binary exits 0 and reports nothing).
+EMPTY_ON_PURPOSE_TAG = "empty_on_purpose"
+# run.json's record of the targets a GPU run had to run: every `_cuda` test of the suite, from
+# the build graph (archive.py's `bazel query`), or every test of a GPU-runner bundle
+# (its tests.json, run_bundle.py): {"source": "...", "targets": [labels]}.
+GPU_SUITE_KEY = "gpu_suite"
 
 
 class Registry(Protocol):
@@ -58,6 +66,8 @@ class Verdict:
     statuses: collections.Counter[str]  # every target of the run, by Bazel status
     deviations: collections.Counter[str]  # xfailed cases by deviation id
     exit_code: int | None
+    # What keeps the run from being the whole suite (results.Run.partial); [] when whole.
+    partial: list[str] = dataclasses.field(default_factory=list)
 
     @property
     def passed(self) -> bool:
@@ -68,6 +78,8 @@ class Verdict:
         """`verdict: PASS|FAIL (what): T targets (...), C cases: ..., N problems`."""
         targets = ", ".join(f"{n} {s}" for s, n in sorted(self.statuses.items()))
         cases = ", ".join(f"{self.outcomes[o]} {o}" for o in OUTCOMES if self.outcomes[o])
+        if self.partial and "PARTIAL" not in what:
+            what += (" · " if what else "") + "PARTIAL: " + " ".join(self.partial)
         head = f"verdict: {'PASS' if self.passed else 'FAIL'}" + (f" ({what})" if what else "")
         return (
             f"{head}: {sum(self.statuses.values())} targets ({targets or 'none'}), "
@@ -85,6 +97,7 @@ class Verdict:
             "statuses": dict(self.statuses),
             "deviations": dict(self.deviations),
             "exit_code": self.exit_code,
+            "partial": self.partial,
         }
 
 
@@ -135,36 +148,67 @@ def deviation_problems(run: Run, registry: Registry) -> list[str]:
     """Over every case: an xfail is a listed deviation that lists this very case; no XPASS."""
     table = registry.by_id()
     problems = []
-    for target, case in run.cases():
-        where = f"{target.label} :: {case.name}"
-        if case.outcome == "xfailed":
-            dev = table.get(case.deviation or "")
-            if dev is None:
-                named = (
-                    f"names {case.deviation!r}, not a listed deviation"
-                    if case.deviation
-                    else ("names no deviation")
-                )
-                problems.append(
-                    f"UNLISTED XFAIL: {where}: its reason {named} (mark it with "
-                    f"tvm_conformance.deviations.xfail('<id>')): {case.message[:200]}"
-                )
-            elif not registry.lists(dev, target.label, case.name):
-                problems.append(
-                    f"MISATTRIBUTED XFAIL: {where} xfails as deviation {dev.id}, which does not "
-                    "list this case (tvm_conformance.deviation_registry, its `tests`)"
-                )
-        elif case.xpass_strict:
-            problems.append(
-                f"XPASS: {where} passed: deviation {case.deviation or '(unknown)'} no longer "
-                "occurs; remove it from the registry (and its xfail mark)"
-            )
+    for target, merged in run.cases():
+        for case in merged.runs():
+            problems.extend(_case_deviation_problems(registry, table, target.label, case))
     return problems
+
+
+def _case_deviation_problems(
+    registry: Registry, table: dict[str, Any], label: str, case: Case
+) -> list[str]:
+    """deviation_problems of one run of one case."""
+    where = f"{label} :: {case.name}"
+    if case.xpass_strict:
+        return [
+            f"XPASS: {where} passed: deviation {case.deviation or '(unknown)'} no longer "
+            "occurs; remove it from the registry (and its xfail mark)"
+        ]
+    if case.outcome != "xfailed":
+        return []
+    dev = table.get(case.deviation or "")
+    if dev is None:
+        named = (
+            f"names {case.deviation!r}, not a listed deviation"
+            if case.deviation
+            else "names no deviation"
+        )
+        return [
+            f"UNLISTED XFAIL: {where}: its reason {named} (mark it with "
+            f"tvm_conformance.deviations.xfail('<id>')): {case.message[:200]}"
+        ]
+    if not registry.lists(dev, label, case.name):
+        return [
+            f"MISATTRIBUTED XFAIL: {where} xfails as deviation {dev.id}, which does not "
+            "list this case (tvm_conformance.deviation_registry, its `tests`)"
+        ]
+    return []
 
 
 def _is_cuda(label: str, case: Case) -> bool:
     """A case of the cuda target: its tvm_target, or its `_cuda` variant."""
     return case.properties.get("tvm_target") == "cuda" or variant_suffix(label) == "cuda"
+
+
+def gpu_suite_problems(run: Run) -> list[str]:
+    """A GPU run proves it ran the GPU: every target its archive says it had to run (the
+    suite's `_cuda` tests from the build graph, or a bundle's tests.json) ran; the cases of
+    those must not skip (verdict_of). No record, or an empty one, is a problem too."""
+    record = run.meta.get(GPU_SUITE_KEY)
+    targets = record.get("targets") if isinstance(record, dict) else None
+    if not isinstance(targets, list):
+        return [
+            "GPU RUN UNPROVEN: the archive does not record which _cuda targets the suite has "
+            f"(run.json `{GPU_SUITE_KEY}`), so nothing shows the GPU tests ran"
+        ]
+    source = record.get("source", "?")  # type: ignore[union-attr]
+    if not targets:
+        return [f"GPU RUN WITHOUT CUDA TARGETS: {source} names no _cuda target to run"]
+    return [
+        f"GPU TARGET NOT RUN: {label} ({source} has it; this run did not run it)"
+        for label in sorted(str(t) for t in targets)
+        if label not in run.targets
+    ]
 
 
 def verdict_of(
@@ -199,16 +243,35 @@ def verdict_of(
         if target.status != PASSING_STATUS:
             problems.append(f"TARGET {target.status}: {label}")
         problems.extend(f"UNREADABLE: {error}" for error in target.errors)
-        for case in target.cases:
-            outcomes[case.outcome] += 1
-            if case.outcome == "xfailed" and case.deviation:
-                deviations[case.deviation] += 1
-            if case.outcome == "failed":
-                problems.append(f"FAILED: {label} :: {case.name}: {case.message[:200]}")
-            elif case.outcome in ("skipped", "disabled") and gpu_required and _is_cuda(label, case):
-                problems.append(
-                    f"SKIPPED ON A GPU RUNNER: {label} :: {case.name}: {case.message[:200]}"
-                )
+        problems.extend(f"SUITE ERROR: {label}: {error}" for error in target.suite_errors)
+        if (
+            not target.cases
+            and not target.errors
+            and target.status == PASSING_STATUS
+            and EMPTY_ON_PURPOSE_TAG not in target.tags
+        ):
+            problems.append(
+                f"NO CASES: {label} passed without reporting a single test case (a filtered or "
+                f"empty binary); tag it `{EMPTY_ON_PURPOSE_TAG}` if that is intended"
+            )
+        for merged in target.cases:
+            outcomes[merged.outcome] += 1
+            if merged.outcome == "xfailed" and merged.deviation:
+                deviations[merged.deviation] += 1
+            # Every run of the case counts (--runs_per_test), whatever their order.
+            for case in merged.runs():
+                if case.outcome == "failed":
+                    problems.append(f"FAILED: {label} :: {case.name}: {case.message[:200]}")
+                elif (
+                    case.outcome in ("skipped", "disabled")
+                    and gpu_required
+                    and _is_cuda(label, case)
+                ):
+                    problems.append(
+                        f"SKIPPED ON A GPU RUNNER: {label} :: {case.name}: {case.message[:200]}"
+                    )
+    if gpu_required:
+        problems += gpu_suite_problems(run)
     problems += deviation_problems(run, registry)
     if isolation:
         problems += isolation_problems(run)
@@ -222,7 +285,9 @@ def verdict_of(
                 f"MISSING: {row.label} :: {row.case}: a conformance row names a "
                 "case its target did not report"
             )
-    return Verdict(problems, outcomes, statuses, deviations, exit_code)
+    # One line per problem, in first-seen order (several runs of a case may fail alike).
+    problems = list(dict.fromkeys(problems))
+    return Verdict(problems, outcomes, statuses, deviations, exit_code, run.partial)
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -4,6 +4,8 @@ One test per hole the verdict once had: each plants the hole in a small syntheti
 asserts the verdict is FAIL, naming it.
 """
 
+import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -11,6 +13,7 @@ from pathlib import Path
 import conformance_check
 import fake_runs
 import pytest
+import report_model
 import results
 import verdict
 from fake_runs import case_xml, junit
@@ -220,7 +223,8 @@ def test_a_gpu_runner_run_cannot_pass_by_skipping_its_cuda_cases(tmp_path: Path)
         ),
     }
     gpu = ["--//tools/config:cuda", "--//tools/config:require_gpu"]
-    assert _verdict(tmp_path, tests, flags=gpu).problems == [
+    suite = {"source": "bazel query", "targets": ["//pkg:b_test_cuda"]}
+    assert _verdict(tmp_path, tests, flags=gpu, gpu_suite=suite).problems == [
         "SKIPPED ON A GPU RUNNER: //pkg:b_test_cuda :: test_run[cuda]: no cuda:0"
     ]
     assert _verdict(tmp_path, tests, flags=["--//tools/config:cuda"]).passed
@@ -243,3 +247,247 @@ def test_command_line_prints_the_verdict_and_exits_with_it(
     last = proc.stdout.strip().splitlines()[-1]
     assert last.startswith("verdict: PASS" if code == 0 else "verdict: FAIL"), proc.stdout
     assert "1 targets" in last and "1 cases" in last
+
+
+# --- Issue 36: a verdict with no blind spots -------------------------------------------------
+# Each test plants one hole and asserts the verdict (or the report) sees it.
+B_FAILS = {
+    "//pkg:a_test": junit([case_xml("test_a")]),
+    "//pkg:b_test": junit([case_xml("test_b", "failed", "b is broken")]),
+}
+
+
+def test_negative_patterns_and_filters_are_part_of_the_identity(tmp_path: Path) -> None:
+    def run(**kwargs) -> results.Run:
+        return results.read_run(fake_runs.archive(tmp_path, GOOD, **kwargs))
+
+    whole = run()
+    assert whole.partial == [] and whole.selection == []
+    keys = {
+        whole.identity_key(),
+        run(patterns=("//...", "-//pkg:b_test")).identity_key(),
+        run(flags=["--test_tag_filters=-gpu"]).identity_key(),
+        run(flags=["--test_filter=test_a*"]).identity_key(),
+        run(flags=["--runs_per_test=2"]).identity_key(),
+        run(patterns=("//pkg/...",)).identity_key(),
+    }
+    assert len(keys) == 6, keys
+    excluded = run(patterns=("//...", "-//pkg:b_test"))
+    assert excluded.patterns == "//... -//pkg:b_test"
+    assert excluded.partial == ["-//pkg:b_test"]
+    assert run(flags=["--test_tag_filters=-gpu"]).partial == ["--test_tag_filters=-gpu"]
+    assert run(patterns=("//pkg/...",)).partial == ["not //..."]
+    assert run(patterns=("//pkg/...", "-//pkg:x")).partial == ["not //...", "-//pkg:x"]
+    # --runs_per_test runs every case, more often: its own identity, not partial.
+    assert run(flags=["--runs_per_test=2"]).partial == []
+
+
+def test_a_partial_run_never_replaces_the_whole_run_of_its_wheel(tmp_path: Path) -> None:
+    # Planted (issue 36, point 1): A runs //... and b_test fails; B, same wheel, later,
+    # leaves b_test out. The report of the archive directory must still show A and fail.
+    record = fake_runs.venv_record()
+    a = fake_runs.archive(tmp_path, B_FAILS, venv_record=record, exit_code=3)
+    b = fake_runs.archive(
+        tmp_path,
+        {"//pkg:a_test": B_FAILS["//pkg:a_test"]},
+        venv_record=record,
+        patterns=("//...", "-//pkg:b_test"),
+        start_ms=1_795_000_000_000 + 3_600_000,
+    )
+    runs = [results.read_run(d) for d in results.runs_in(str(Path(a).parent))]
+    built = report_model.build(runs, [], REGISTRY)
+    assert [c["run"] for c in built["columns"]] == [Path(a).name]
+    assert built["partial_left_out"] == [Path(b).name]
+    assert not built["passed"]
+    # Named on its own, B is shown, and its title and verdict line say partial.
+    named = report_model.build([results.read_run(b)], [], REGISTRY, every=True)
+    (column,) = named["columns"]
+    assert column["title"] == "lane default · cpu · //... -//pkg:b_test · PARTIAL: -//pkg:b_test"
+    assert column["verdict"]["line"].startswith(
+        "verdict: PASS (lane default · cpu · //... -//pkg:b_test · PARTIAL: -//pkg:b_test): "
+        "1 targets (1 PASSED)"
+    )
+    # verdict.py's own line (./bazelw) says it too.
+    line = verdict.verdict_of(results.read_run(b), REGISTRY).line(
+        results.read_run(b).identity_key()
+    )
+    assert "PARTIAL: -//pkg:b_test" in line
+
+
+def test_report_command_exits_1_when_a_later_partial_run_hides_a_failure(tmp_path: Path) -> None:
+    record = fake_runs.venv_record()
+    fake_runs.archive(tmp_path, B_FAILS, venv_record=record)
+    fake_runs.archive(
+        tmp_path,
+        {"//pkg:a_test": B_FAILS["//pkg:a_test"]},
+        venv_record=record,
+        patterns=("//...", "-//pkg:b_test"),
+        start_ms=1_795_000_000_000 + 3_600_000,
+    )
+    (tmp_path / "conformance.md").write_text("")
+    script = Path(verdict.__file__).with_name("report.py")
+    proc = subprocess.run(
+        [sys.executable, str(script), "--conformance", str(tmp_path / "conformance.md"),
+         "--out", str(tmp_path / "out"), str(tmp_path / "conformance-runs")],
+        capture_output=True, text=True, env={"PYTHONPATH": os.pathsep.join(sys.path)},
+    )  # fmt: skip
+    assert proc.returncode == 1, proc.stdout + proc.stderr
+    assert "verdict: FAIL (lane default · cpu)" in proc.stdout
+    assert "never a default column" in proc.stdout
+
+
+GPU_FLAGS = ["--//tools/config:cuda", "--//tools/config:require_gpu"]
+CUDA_CASE = case_xml("test_run[cuda]", properties={"tvm_target": "cuda"})
+LLVM_ONLY = {"//pkg:c_test_llvm": junit([case_xml("test_x[llvm]", properties=LLVM)])}
+
+
+def test_a_gpu_run_with_its_cuda_targets_filtered_out_fails(tmp_path: Path) -> None:
+    # Planted (point 2): --test_tag_filters=-gpu drops every _cuda target; the build graph
+    # (the archive's gpu_suite) says which should have run.
+    suite = {"source": "bazel query", "targets": ["//pkg:b_test_cuda"]}
+    result = _verdict(
+        tmp_path, LLVM_ONLY, flags=[*GPU_FLAGS, "--test_tag_filters=-gpu"], gpu_suite=suite
+    )
+    assert not result.passed
+    assert (
+        "GPU TARGET NOT RUN: //pkg:b_test_cuda (bazel query has it; this run did not run it)"
+        in (result.problems)
+    )
+    # A GPU run that records nothing about its suite proves nothing.
+    unproven = _verdict(tmp_path, LLVM_ONLY, flags=GPU_FLAGS)
+    assert any(p.startswith("GPU RUN UNPROVEN") for p in unproven.problems)
+    empty = _verdict(tmp_path, LLVM_ONLY, flags=GPU_FLAGS, gpu_suite={"source": "q", "targets": []})
+    assert any(p.startswith("GPU RUN WITHOUT CUDA TARGETS") for p in empty.problems)
+    # Every cuda target ran and none skipped: PASS.
+    ran = {**LLVM_ONLY, "//pkg:b_test_cuda": junit([CUDA_CASE])}
+    assert _verdict(tmp_path, ran, flags=GPU_FLAGS, gpu_suite=suite).passed
+
+
+def test_a_gpu_runner_bundle_is_held_to_its_tests_json(tmp_path: Path) -> None:
+    # A bundle's archive records the tests of its tests.json (run_bundle.py).
+    suite = {"source": "tests.json", "targets": ["//pkg:b_test_cuda", "//pkg:d_test_cuda"]}
+    result = _verdict(
+        tmp_path, {"//pkg:b_test_cuda": junit([CUDA_CASE])}, flags=GPU_FLAGS, gpu_suite=suite
+    )
+    assert result.problems == [
+        "GPU TARGET NOT RUN: //pkg:d_test_cuda (tests.json has it; this run did not run it)"
+    ]
+
+
+def test_archive_records_the_cuda_suite_from_bazel_query(tmp_path: Path) -> None:
+    import archive
+
+    fake = tmp_path / "bazel"
+    fake.write_text(
+        '#!/bin/sh\n[ "$1" = query ] || exit 9\necho //pkg:b_test_cuda\necho //pkg:a_test_cuda\n'
+    )
+    fake.chmod(0o755)
+    record = archive.cuda_suite(str(fake), str(tmp_path))
+    assert record["targets"] == ["//pkg:a_test_cuda", "//pkg:b_test_cuda"]
+    assert "tvm_cuda" in record["source"] and "manual" in record["source"]
+    failing = tmp_path / "failing"
+    failing.write_text("#!/bin/sh\nexit 2\n")
+    failing.chmod(0o755)
+    assert "targets" not in archive.cuda_suite(str(failing), str(tmp_path))
+    # archive.py's command line queries only for a GPU run.
+    bep = fake_runs.write_bep(tmp_path / "w", LLVM_ONLY, GPU_FLAGS)
+    argv = ["--bep", str(bep), "--root", str(tmp_path / "runs"), "--exit-code", "0"]
+    argv += ["--start", "1", "--end", "2", "--bazel", str(fake), "--", "test", "//..."]
+    script = Path(archive.__file__)
+    out = subprocess.run(
+        [sys.executable, "-E", "-S", str(script), *argv], capture_output=True, text=True, check=True
+    )
+    meta = json.loads((Path(out.stdout.strip()) / "run.json").read_text())
+    assert meta["gpu_suite"]["targets"] == ["//pkg:a_test_cuda", "//pkg:b_test_cuda"]
+
+
+LISTED = case_xml("test_known[llvm]", "xfailed", "deviation ffi-listed: x", properties=LLVM)
+UNNAMED = case_xml("test_known[llvm]", "xfailed", "flaky, who knows", properties=LLVM)
+
+
+@pytest.mark.parametrize("order", ["listed first", "listed last"])
+def test_runs_per_test_an_unlisted_xfail_in_any_run_fails_whatever_the_order(
+    tmp_path: Path, order: str
+) -> None:
+    # Planted (point 6): run 1 xfails under the listed deviation, run 2 xfails naming none.
+    runs = [junit([LISTED]), junit([UNNAMED])]
+    if order == "listed last":
+        runs.reverse()
+    result = _verdict(
+        tmp_path, {"//pkg:a_test_llvm": runs[0]}, extra_runs={"//pkg:a_test_llvm": runs[1:]}
+    )
+    assert not result.passed
+    assert any(
+        p.startswith("UNLISTED XFAIL: //pkg:a_test_llvm :: test_known[llvm]")
+        for p in result.problems
+    )
+    run = results.read_run(
+        fake_runs.archive(
+            tmp_path, {"//pkg:a_test_llvm": runs[0]}, extra_runs={"//pkg:a_test_llvm": runs[1:]}
+        )
+    )
+    case = run.targets["//pkg:a_test_llvm"].case("test_known[llvm]")
+    assert case is not None and case.deviation is None  # the worse run stands for the case
+    assert len(case.runs()) == 2
+
+
+@pytest.mark.parametrize("order", ["xfail first", "skip first"])
+def test_runs_per_test_a_skip_on_a_gpu_runner_fails_whatever_the_order(
+    tmp_path: Path, order: str
+) -> None:
+    registry = fake_runs.Registry(
+        fake_runs.deviation("ffi-cuda-listed", ("//pkg:b_test_cuda :: test_run[cuda]",))
+    )
+    props = {"tvm_target": "cuda"}
+    xfail = case_xml("test_run[cuda]", "xfailed", "deviation ffi-cuda-listed: x", properties=props)
+    skip = case_xml("test_run[cuda]", "skipped", "no cuda:0", properties=props)
+    runs = [junit([xfail]), junit([skip])]
+    if order == "skip first":
+        runs.reverse()
+    suite = {"source": "q", "targets": ["//pkg:b_test_cuda"]}
+    run = results.read_run(
+        fake_runs.archive(
+            tmp_path,
+            {"//pkg:b_test_cuda": runs[0]},
+            GPU_FLAGS,
+            extra_runs={"//pkg:b_test_cuda": runs[1:]},
+            gpu_suite=suite,
+        )
+    )
+    result = verdict.verdict_of(run, registry)
+    assert result.problems == [
+        "SKIPPED ON A GPU RUNNER: //pkg:b_test_cuda :: test_run[cuda]: no cuda:0"
+    ]
+    # The report's cell is the same whatever the order.
+    cell = report_model.outcome_of("//pkg:b_test_cuda", "test_run[cuda]", run, registry)
+    assert cell is not None and cell.status == "deviation"
+
+
+GTEST_EMPTY = '<?xml version="1.0"?><testsuites tests="0" name="AllTests"></testsuites>'
+SUITE_ERROR = (
+    '<?xml version="1.0"?><testsuites><testsuite name="pytest" tests="0" errors="1">'
+    '<error message="collection failed: ImportError"/></testsuite></testsuites>'
+)
+
+
+def test_a_target_that_reports_no_case_is_a_problem(tmp_path: Path) -> None:
+    # Planted (point 7): a filtered or empty gtest binary exits 0 with no case.
+    result = _verdict(tmp_path, {**GOOD, "//cpp:empty_test": GTEST_EMPTY})
+    assert not result.passed
+    assert result.problems == [
+        "NO CASES: //cpp:empty_test passed without reporting a single test case (a filtered or "
+        "empty binary); tag it `empty_on_purpose` if that is intended"
+    ]
+    # Declared empty on purpose (its tags in the build events): no problem.
+    declared = _verdict(
+        tmp_path,
+        {**GOOD, "//cpp:empty_test": GTEST_EMPTY},
+        tags={"//cpp:empty_test": ["cc_test", verdict.EMPTY_ON_PURPOSE_TAG]},
+    )
+    assert declared.passed, declared.problems
+
+
+def test_a_suite_level_error_is_a_problem_even_when_the_target_passed(tmp_path: Path) -> None:
+    result = _verdict(tmp_path, {**GOOD, "//pkg:e_test": SUITE_ERROR})
+    assert "SUITE ERROR: //pkg:e_test: error: collection failed: ImportError" in result.problems
+    assert not result.passed

@@ -4,7 +4,7 @@ import pytest
 import tvm
 import tvm_ffi
 
-from tvm_conformance import deviations
+from tvm_conformance import deviations, observed
 
 # C++ extensions loaded for this module by conftest.py.
 EXTENSIONS = ("hello", "ffi_testing")
@@ -98,16 +98,25 @@ def test_int_beyond_int64_rejected_by_int_parameter() -> None:
     myadd = tvm.get_global_func("myadd")
     assert myadd((1 << 63) - 6, 5) == (1 << 63) - 1  # int64 max is still an int
     assert myadd(-(1 << 63) + 5, -5) == -(1 << 63)
-    with pytest.raises(TypeError, match=r"argument #0 .*Expected `int` but got `ffi\.BigInt`"):
+    with (
+        observed.int_beyond_int64_overflow(),
+        pytest.raises(TypeError, match=r"argument #0 .*Expected `int` but got `ffi\.BigInt`"),
+    ):
         myadd(1 << 63, 0)
-    with pytest.raises(TypeError, match=r"argument #1 .*Expected `int` but got `ffi\.BigInt`"):
+    with (
+        observed.int_beyond_int64_overflow(),
+        pytest.raises(TypeError, match=r"argument #1 .*Expected `int` but got `ffi\.BigInt`"),
+    ):
         myadd(0, -(1 << 63) - 1)
 
 
 @deviations.xfail("ffi-int-beyond-int64-overflow")
 def test_int_beyond_int64_in_array_rejected() -> None:
-    with pytest.raises(
-        TypeError, match=r"Expected `Array<int>` but got `Array\[index 0: ffi\.BigInt\]`"
+    with (
+        observed.int_beyond_int64_overflow(),
+        pytest.raises(
+            TypeError, match=r"Expected `Array<int>` but got `Array\[index 0: ffi\.BigInt\]`"
+        ),
     ):
         tvm.get_global_func("testing.array_sum")([1 << 64])
 

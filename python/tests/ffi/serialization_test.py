@@ -34,12 +34,15 @@ def test_map_json_round_trip() -> None:
 # and in the lanes that have such a tvm-ffi it is the listed deviation.
 _IR_ROUND_TRIP = textwrap.dedent(
     """
+    crash_step("import tvm")
     import tvm
     from tvm import tirx
     from tvm import te
 
+    crash_step("build the expression")
     x = tirx.Var("x", "int32")
     expr = x * 2 + tirx.IntImm("int32", 7)
+    reproducing_call()  # save_json of an IR node: the recorded crash
     loaded = tvm.ir.load_json(tvm.ir.save_json(expr))
     tvm.ir.assert_structural_equal(loaded, expr, map_free_vars=True)
     assert isinstance(loaded, tirx.Add), type(loaded)

@@ -17,7 +17,7 @@ import torch
 import tvm
 import tvm_ffi
 
-from tvm_conformance import deviations
+from tvm_conformance import deviations, observed
 from tvm_conformance.crash_isolation import check_isolated
 from tvm_conformance.observed import UncheckedValueAccepted
 from tvm_conformance.runfiles import rlocation
@@ -170,8 +170,9 @@ def test_counter_closure_overflow_is_value_error_and_keeps_its_state() -> None:
     ids=["myadd", "tensor_arange", "array_sum", "make_adder"],
 )
 def test_int_beyond_int64_into_fixture_is_type_error(name: str, args: tuple) -> None:
-    with pytest.raises(TypeError, match=r"ffi.BigInt"):
-        tvm.get_global_func(name)(*args)
+    function = tvm.get_global_func(name)
+    with observed.int_beyond_int64_overflow(), pytest.raises(TypeError, match=r"ffi.BigInt"):
+        function(*args)
 
 
 # --- tensors of the wrong kind into a TensorView fixture (tensor_add_inplace: float32, CPU,

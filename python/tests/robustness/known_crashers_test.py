@@ -6,6 +6,11 @@ is the strict xfail of a listed crash deviation, bound to the signal the registr
 (``raises=crash_isolation.crashed_by(signal)``: a child dying of another signal fails): the
 test process itself never dies, and a tvm-ffi that fixes one shows as a strict XPASS naming
 the deviation.
+
+Each child announces its steps (``crash_step``) and prints the marker right before the call
+that reproduces the crash (``reproducing_call()``): a crash anywhere before it (``import tvm``,
+the extension load, ``relax.build``, the valid first call) fails the test naming the step,
+instead of counting as the recorded crash.
 """
 
 from __future__ import annotations
@@ -23,9 +28,12 @@ from tvm_conformance.runfiles import rlocation
 # The child loads the extensions itself; this process never calls a crasher.
 _LOAD = textwrap.dedent(
     """
+    crash_step("import tvm_ffi")
     import tvm_ffi
+    crash_step("load the extensions")
     tvm_ffi.load_module({ffi_testing!r})
     tvm_ffi.load_module({hello!r})
+    crash_step("set up the call")
     """
 )
 
@@ -53,6 +61,7 @@ def test_none_where_cpp_function_expected_is_type_error(call: str) -> None:
         _child(
             f"""
             try:
+                reproducing_call()
                 {call}
             except TypeError as err:
                 print("TYPE_ERROR", err)
@@ -65,9 +74,11 @@ def test_none_where_cpp_function_expected_is_type_error(call: str) -> None:
 # TVMScript parsed from a string: the child has no source file for inspect to read. The target
 # is llvm (the crash is in the VM's argument handling, not in generated code).
 _RELAX_NONE_CALLABLE = """
+crash_step("import tvm")
 import tvm
 from tvm import relax
 
+crash_step("relax.build")
 mod = tvm.script.from_source('''
 @I.ir_module
 class Module:
@@ -77,10 +88,12 @@ class Module:
         return result
 ''')
 vm = relax.VirtualMachine(relax.build(mod, target="llvm", exec_mode={exec_mode!r}), tvm.cpu())
+crash_step("the valid first call")
 assert vm["main"](lambda: tvm.runtime.tensor([1.0, 2.0, 3.0, 4.0])).numpy().tolist() == [
     1.0, 2.0, 3.0, 4.0
 ]
 try:
+    reproducing_call()
     vm["main"](None)
 except Exception as err:
     print("CLEAR_ERROR", type(err).__name__, err)
@@ -106,6 +119,7 @@ def test_deep_python_cpp_recursion_is_recursion_error() -> None:
                 return invoke(descend, depth + 1)
 
             try:
+                reproducing_call()
                 descend(0)
             except RecursionError:
                 print("RECURSION_ERROR", sys.getrecursionlimit())
@@ -123,8 +137,10 @@ def test_exception_message_with_lone_surrogate_crosses_cpp() -> None:
             def callback():
                 raise ValueError("bad byte " + chr(0xD800))
 
+            invoke = tvm_ffi.get_global_func("testing.invoke")
             try:
-                tvm_ffi.get_global_func("testing.invoke")(callback)
+                reproducing_call()
+                invoke(callback)
             except ValueError as err:
                 print("VALUE_ERROR", ascii(str(err)))
             """
@@ -139,7 +155,7 @@ def test_exception_message_with_lone_surrogate_crosses_cpp() -> None:
     [
         ("value = []; value.append(value)", "tvm_ffi.get_global_func('testing.any_echo')(value)"),
         ("value = {}; value['self'] = value", "tvm_ffi.get_global_func('testing.any_echo')(value)"),
-        ("value = []; value.append(value)", "import tvm; tvm.runtime.convert(value)"),
+        ("import tvm; value = []; value.append(value)", "tvm.runtime.convert(value)"),
     ],
     ids=["list-echo", "dict-echo", "list-convert"],
 )
@@ -149,6 +165,7 @@ def test_self_referential_container_is_error(make: str, convert: str) -> None:
             f"""
             {make}
             try:
+                reproducing_call()
                 {convert}
             except (ValueError, RecursionError, TypeError) as err:
                 print("CLEAR_ERROR", type(err).__name__)
@@ -167,8 +184,10 @@ def test_deeply_nested_container_converts_or_is_error(wrap: str) -> None:
             value = []
             for _ in range(50_000):
                 {wrap}
+            echo = tvm_ffi.get_global_func("testing.any_echo")
             try:
-                tvm_ffi.get_global_func("testing.any_echo")(value)
+                reproducing_call()
+                echo(value)
                 print("CONVERTED")
             except (ValueError, RecursionError) as err:
                 print("CLEAR_ERROR", type(err).__name__)
@@ -188,6 +207,7 @@ def test_second_library_with_same_global_names_fails_to_load(tmp_path: Path) -> 
         _child(
             f"""
             try:
+                reproducing_call()
                 tvm_ffi.load_module({str(copy)!r})
             except Exception as err:
                 print("LOAD_ERROR", type(err).__name__, err)
