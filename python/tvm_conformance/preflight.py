@@ -55,7 +55,8 @@ else:
     out["torch_cuda_available"] = bool(torch.cuda.is_available())
     out["torch_devices"] = torch.cuda.device_count() if torch.version.cuda else 0
     site = os.path.dirname(os.path.dirname(torch.__file__))
-    out["torch_cudart"] = sorted(glob.glob(os.path.join(site, "nvidia", "*", "lib", "libcudart.so.*")))
+    cudart = os.path.join(site, "nvidia", "*", "lib", "libcudart.so.*")
+    out["torch_cudart"] = sorted(glob.glob(cudart))
 print("PREFLIGHT_PROBE " + json.dumps(out))
 """
 
@@ -65,7 +66,9 @@ def _which(tool: str) -> str | None:
     found = shutil.which(tool)
     if found or tool != "ldconfig":
         return found
-    return next((p for p in ("/sbin/ldconfig", "/usr/sbin/ldconfig") if os.access(p, os.X_OK)), None)
+    return next(
+        (p for p in ("/sbin/ldconfig", "/usr/sbin/ldconfig") if os.access(p, os.X_OK)), None
+    )
 
 
 def gpu_facts() -> tuple[dict[str, Any], list[str]]:
@@ -77,7 +80,9 @@ def gpu_facts() -> tuple[dict[str, Any], list[str]]:
     query = [smi, "--query-gpu=index,name,compute_cap,driver_version", "--format=csv,noheader"]
     try:
         rows = subprocess.run(query, capture_output=True, text=True, timeout=60, check=True).stdout
-        banner = subprocess.run([smi], capture_output=True, text=True, timeout=60, check=True).stdout
+        banner = subprocess.run(
+            [smi], capture_output=True, text=True, timeout=60, check=True
+        ).stdout
     except (OSError, subprocess.SubprocessError) as err:
         detail = getattr(err, "stderr", "") or err
         return facts, [f"no GPU: nvidia-smi failed: {str(detail).strip()}"]
@@ -117,7 +122,9 @@ def elf_needed(path: Path) -> list[str]:
     if data[:4] != b"\x7fELF" or data[4] != 2 or data[5] != 1:
         raise ValueError(f"{path.name}: not a 64-bit little-endian ELF file")
     shoff, _, _, _, _, shentsize, shnum, _ = struct.unpack_from("<QIHHHHHH", data, 0x28)
-    sections = [struct.unpack_from("<IIQQQQIIQQ", data, shoff + i * shentsize) for i in range(shnum)]
+    sections = [
+        struct.unpack_from("<IIQQQQIIQQ", data, shoff + i * shentsize) for i in range(shnum)
+    ]
     dynamic = next((s for s in sections if s[1] == 6), None)  # SHT_DYNAMIC
     if dynamic is None:
         return []
@@ -184,9 +191,7 @@ def tvm_facts(tvm_lib: Path | None, torch_cudart: list[str]) -> tuple[dict[str, 
 def probe_python(python: str) -> tuple[dict[str, Any], list[str]]:
     """torch's build and TVM's location as the test interpreter sees them."""
     try:
-        proc = subprocess.run(
-            [python, "-c", _PROBE], capture_output=True, text=True, timeout=300
-        )
+        proc = subprocess.run([python, "-c", _PROBE], capture_output=True, text=True, timeout=300)
     except (OSError, subprocess.SubprocessError) as err:
         return {}, [f"python: {python} does not run: {err}"]
     line = next((x for x in proc.stdout.splitlines() if x.startswith("PREFLIGHT_PROBE ")), None)
@@ -206,7 +211,9 @@ def probe_python(python: str) -> tuple[dict[str, Any], list[str]]:
     return facts, missing
 
 
-def artefact_facts(gpus: list[dict[str, Any]], artefacts: list[Path]) -> tuple[dict[str, str], list[str]]:
+def artefact_facts(
+    gpus: list[dict[str, Any]], artefacts: list[Path]
+) -> tuple[dict[str, str], list[str]]:
     """Which image of each cuda artefact each GPU runs; a line per GPU an artefact cannot serve."""
     from tvm_conformance import deploy
 
@@ -222,7 +229,9 @@ def artefact_facts(gpus: list[dict[str, Any]], artefacts: list[Path]) -> tuple[d
         for gpu in gpus:
             capability = _version(gpu["compute_capability"])
             if capability is None:
-                missing.append(f"GPU {gpu['index']}: unknown compute capability {gpu['compute_capability']!r}")
+                missing.append(
+                    f"GPU {gpu['index']}: unknown compute capability {gpu['compute_capability']!r}"
+                )
                 continue
             number = capability[0] * 10 + capability[1]
             how = deploy.runs_on(images, number)
@@ -250,8 +259,7 @@ def driver_missing(facts: dict[str, Any]) -> list[str]:
             floor = MIN_DRIVER.get(wanted[0])
             lines.append(
                 f"driver: driver {facts.get('driver')} supports CUDA {facts['driver_cuda']}; "
-                f"{what} needs CUDA {need}"
-                + (f" (driver {floor} or newer)" if floor else "")
+                f"{what} needs CUDA {need}" + (f" (driver {floor} or newer)" if floor else "")
             )
     return lines
 
@@ -288,7 +296,8 @@ def run(
 def summary(facts: dict[str, Any]) -> dict[str, str]:
     """The facts as the report's machine line shows them (strings)."""
     gpus = "; ".join(
-        f"{g['name']} (sm_{g['compute_capability'].replace('.', '')})" for g in facts.get("gpus", [])
+        f"{g['name']} (sm_{g['compute_capability'].replace('.', '')})"
+        for g in facts.get("gpus", [])
     )
     out = {
         "gpu": gpus or "none",
@@ -320,9 +329,12 @@ def report(result: dict[str, Any], stream: Any = sys.stdout) -> None:
         print(f"preflight: artefact {name}: {how}", file=stream)
     for line in result["missing"]:
         print(f"preflight: MISSING: {line}", file=stream)
-    if facts.get("stage") == "host" and not result["missing"]:
-        print("preflight: GPU and driver present; TVM, torch and the artefacts are checked "
-              "next, with the lane's venv", file=stream)
+    if facts.get("stage") == "host":
+        print(
+            "preflight: checked next, with the lane's GPU venv (built only once the GPU and the "
+            "driver are present): TVM's CUDA runtime, torch's CUDA build, the artefacts",
+            file=stream,
+        )
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -330,15 +342,30 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--stage", choices=("host", "full"), default="full")
     parser.add_argument("--python", default=sys.executable, help="the interpreter of the tests")
-    parser.add_argument("--tvm-lib", type=Path, help="TVM's lib directory (default: the tvm "
-                        "package the interpreter imports)")
-    parser.add_argument("--artefact", type=Path, action="append", default=[],
-                        help="a cuda artefact whose fatbin must serve each GPU (repeatable)")
+    parser.add_argument(
+        "--tvm-lib",
+        type=Path,
+        help="TVM's lib directory (default: the tvm package the interpreter imports)",
+    )
+    parser.add_argument(
+        "--artefact",
+        type=Path,
+        action="append",
+        default=[],
+        help="a cuda artefact whose fatbin must serve each GPU (repeatable)",
+    )
     parser.add_argument("--json", type=Path, help="write the facts and missing lines here")
-    parser.add_argument("--attach", type=Path, metavar="RUN_DIR",
-                        help="put the result of --json FILE into RUN_DIR/run.json instead")
-    parser.add_argument("--warn-only", action="store_true",
-                        help="print what is missing but exit 0 (cuda cases may skip)")
+    parser.add_argument(
+        "--attach",
+        type=Path,
+        metavar="RUN_DIR",
+        help="put the result of --json FILE into RUN_DIR/run.json instead",
+    )
+    parser.add_argument(
+        "--warn-only",
+        action="store_true",
+        help="print what is missing but exit 0 (cuda cases may skip)",
+    )
     args = parser.parse_args(argv)
     if args.attach:
         if not args.json:
