@@ -156,6 +156,11 @@ def runtime_device(entry: TargetEntry) -> Any:
     return tvm.device(_runtime_kind(entry)[1], 0)
 
 
+def kind_of(entry: TargetEntry) -> str:
+    """The target kind of an entry ("cuda" for "cuda -arch=sm_90" or {"kind": "cuda"})."""
+    return _runtime_kind(entry)[0]
+
+
 def _runtime_kind(entry: TargetEntry) -> tuple[str, str]:
     """(target kind, device name) of an entry, read without tvm.target."""
     if isinstance(entry, str) and entry.lstrip().startswith("{"):

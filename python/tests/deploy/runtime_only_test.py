@@ -26,7 +26,7 @@ import tvm_ffi
 from tvm_conformance import deploy, deviations
 from tvm_conformance.observed import LoaderNotRegistered
 from tvm_conformance.runfiles import rlocation
-from tvm_conformance.testing import compiles_for, requires_cuda
+from tvm_conformance.testing import assert_on_device, compiles_for, requires_cuda
 
 pytestmark = pytest.mark.usefixtures("runtime_only")
 
@@ -104,6 +104,7 @@ def run_callback_model(target: str, dev: tvm.runtime.Device, x: np.ndarray) -> t
     tvm_ffi.register_global_func(deploy.CALLBACK_GLOBAL, scale_and_shift, override=True)
     vm = load_vm("callback", target, dev)
     out = vm["main"](tvm.runtime.tensor(x, dev))
+    assert_on_device(out, dev)
     return out.numpy(), seen
 
 
@@ -130,6 +131,7 @@ def test_torch_mlp_matches_numpy(target: str, dev: tvm.runtime.Device) -> None:
     # An imported ExportedProgram returns a tuple of its outputs: one here.
     (out,) = load_vm("mlp", target, dev)["main"](tvm.runtime.tensor(x, dev))
 
+    assert_on_device(out, dev)
     assert out.shape == (deploy.MLP_BATCH, deploy.MLP_SHAPE[2])
     np.testing.assert_allclose(out.numpy(), mlp_reference(x), rtol=1e-4, atol=1e-5)
 
@@ -160,6 +162,7 @@ def test_dlpack_in_and_out_with_torch(target: str, dev: tvm.runtime.Device) -> N
     x, y = x_host.copyto(dev), tvm.runtime.from_dlpack(y_torch).copyto(dev)
 
     out = load_vm("mul_add", target, dev)["main"](x, y)
+    assert_on_device([x, y, out], dev)
     out_torch = torch.from_dlpack(out.copyto(tvm.cpu()))
 
     np.testing.assert_allclose(out_torch.numpy(), x_torch.numpy() * 0.5 + 1.0, rtol=1e-6)
@@ -224,9 +227,9 @@ def test_cuda_artefact_architectures(record_property: Callable[[str, object], No
         listing[model] = deploy.describe_images(images)
         record_property(f"{model}_cuda.so", listing[model])
         print(f"{model}_cuda.so: {listing[model]}")
-        assert listing[model] == (
-            "cubin sm_75 sm_80 sm_86 sm_89 sm_90 sm_100; ptx compute_75"
-        ), model
+        assert listing[model] == ("cubin sm_75 sm_80 sm_86 sm_89 sm_90 sm_100; ptx compute_75"), (
+            model
+        )
         for gpu, capability in RUNNER_GPUS.items():
             how = deploy.runs_on(images, capability)
             expect = "ptx compute_75" if capability == 120 else f"cubin sm_{capability}"

@@ -106,7 +106,11 @@ class Machine:
 
     def preflight(self, *args: str, env: dict[str, str] | None = None) -> tuple[int, list[str]]:
         """Run the preflight (full stage against this machine): exit status, MISSING lines."""
-        run_env = {k: v for k, v in os.environ.items() if k not in ("CUDA_VISIBLE_DEVICES", "LD_LIBRARY_PATH")}
+        run_env = {
+            k: v
+            for k, v in os.environ.items()
+            if k not in ("CUDA_VISIBLE_DEVICES", "LD_LIBRARY_PATH")
+        }
         run_env["PATH"] = str(self.bin)
         run_env.update(env or {})
         proc = subprocess.run(
@@ -157,7 +161,9 @@ def test_no_gpu_and_cpu_torch_each_get_their_line(machine: Machine) -> None:
     assert "Torch not compiled" not in machine.output
 
 
-def test_every_prerequisite_present_passes_and_says_the_facts(machine: Machine, tmp_path: Path) -> None:
+def test_every_prerequisite_present_passes_and_says_the_facts(
+    machine: Machine, tmp_path: Path
+) -> None:
     machine.nvidia_smi(["0, NVIDIA H100 80GB HBM3, 9.0"])
 
     rc, missing = machine.full("--json", str(tmp_path / "facts.json"))
@@ -220,7 +226,7 @@ def test_hidden_devices_count_as_no_gpu(machine: Machine) -> None:
 def test_failing_nvidia_smi_says_why(machine: Machine) -> None:
     machine.script(
         "nvidia-smi",
-        "echo \"NVIDIA-SMI has failed because it couldn't communicate with the NVIDIA driver\" >&2\n"
+        'echo "NVIDIA-SMI has failed because it couldn\'t communicate with the NVIDIA driver" >&2\n'
         "exit 9\n",
     )
 
@@ -262,9 +268,7 @@ def test_this_venvs_torch_is_judged_by_its_build(machine: Machine) -> None:
 
     machine.nvidia_smi(["0, NVIDIA H100 80GB HBM3, 9.0"])
 
-    rc, missing = machine.preflight(
-        "--python", sys.executable, "--tvm-lib", str(machine.tvm_lib)
-    )
+    rc, missing = machine.preflight("--python", sys.executable, "--tvm-lib", str(machine.tvm_lib))
 
     torch_lines = [x for x in missing if x.startswith("torch:")]
     if torch.version.cuda is None:
