@@ -1,7 +1,9 @@
 """Run every test of the GPU-runner bundle and write a run archive the report tool reads.
 
-On a machine with Python 3.10-3.12, numpy, torch and a GPU driver (nothing else: no Bazel, no
-TVM, no network), `run.sh` unpacks the tvm-ffi wheel of this interpreter into `.site/`, then runs
+On a machine with Python 3.10-3.12, numpy, a CUDA build of torch and a driver for CUDA 13
+(nothing else: no Bazel, no TVM, no network), `run.sh` unpacks the tvm-ffi wheel of this
+interpreter into `.site/`, runs the preflight (python/tvm_conformance/preflight.py: one line per
+missing prerequisite, exit 1 before any test; its facts go into run.json), then runs
 each test the way its Bazel target does. The tests, with each one's argv and env, come from the
 bundle's `tests.json`, which the build (tvm_test_bundle) writes from the targets as the macros
 made them, so the runner cannot drift from Bazel:
@@ -16,8 +18,8 @@ Results go to `--out` (default `results/<UTC start>-gpu_runner/`) in the layout 
 `./bazelw test` run archive (build_events.json, tests/<pkg>/<name>/test.xml, run.json), so
 `tools/verdict/results.py DIR`, the conformance check and //tools/verdict:report read it.
 A cuda case that cannot run (no device, no driver) fails unless `--no-require-gpu` (or
-TVM_CONFORMANCE_REQUIRE_GPU=0) is given: then it skips with its reason. The exit status is 0
-only when every test passed.
+TVM_CONFORMANCE_REQUIRE_GPU=0) is given: then it skips with its reason, and the preflight only
+reports. The exit status is 0 only when every test passed.
 """
 
 import argparse
