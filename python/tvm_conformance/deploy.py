@@ -14,8 +14,14 @@ from pathlib import Path
 
 import numpy as np
 
-# The one list of CUDA architectures the cuda artefacts carry (one cubin each, in one fatbin).
-CUDA_ARCHS: tuple[str, ...] = ("sm_80", "sm_90")
+# The one list of CUDA architectures the cuda artefacts carry (one cubin each, in one fatbin),
+# oldest first: the GPUs of common CI runners. sm_75 Tesla T4 (GitHub's hosted GPU runners),
+# sm_80 A100, sm_86 A10G / RTX 30xx, sm_89 L4 / RTX 40xx, sm_90 H100 / H200, sm_100 B200.
+# sm_75 is the oldest CUDA 13's nvcc compiles for; sm_100 needs nvcc 12.8 or newer.
+CUDA_ARCHS: tuple[str, ...] = ("sm_75", "sm_80", "sm_86", "sm_89", "sm_90", "sm_100")
+# The PTX they also carry: of the oldest, so that any newer GPU (one without its own cubin here,
+# say sm_120) JIT-compiles it when the artefact loads.
+CUDA_PTX_ARCH: str = CUDA_ARCHS[0]
 
 # The Python global that the callback artefact calls with R.call_dps_packed; the runtime-only
 # process registers it.
@@ -117,24 +123,68 @@ _FATBIN_MAGIC = 0xBA55ED50
 _FATBIN_KINDS = {1: "ptx", 2: "cubin"}
 
 
+def arch_number(arch: str) -> int:
+    """The number of an architecture name: 75 for ``sm_75`` or ``compute_75``."""
+    return int(arch.rsplit("_", 1)[1])
+
+
+def fatbins(data: bytes) -> list[bytes]:
+    """Every CUDA fat binary inside ``data`` (TVM keeps it in its module blob, not in an ELF
+    section, so cuobjdump reads these, not the artefact).
+
+    Raises ValueError when ``data`` holds no fat binary, or one whose sizes run past its end.
+    """
+    found = []
+    start = data.find(struct.pack("<I", _FATBIN_MAGIC))
+    if start < 0:
+        raise ValueError("no CUDA fat binary (magic 0xBA55ED50) in the data")
+    while start >= 0:
+        _, _, header_size, payload_size = struct.unpack_from("<IHHQ", data, start)
+        end = start + header_size + payload_size
+        if end > len(data):
+            raise ValueError(f"fat binary at {start} runs past the end of the data")
+        found.append(data[start:end])
+        start = data.find(struct.pack("<I", _FATBIN_MAGIC), end)
+    return found
+
+
 def fatbin_images(data: bytes) -> list[tuple[str, int]]:
     """(kind, architecture) of every image of every CUDA fat binary inside ``data``.
 
     Raises ValueError when ``data`` holds no fat binary, or one whose sizes run past its end.
     """
     images: list[tuple[str, int]] = []
-    start = data.find(struct.pack("<I", _FATBIN_MAGIC))
-    if start < 0:
-        raise ValueError("no CUDA fat binary (magic 0xBA55ED50) in the data")
-    while start >= 0:
-        _, _, header_size, payload_size = struct.unpack_from("<IHHQ", data, start)
-        pos, end = start + header_size, start + header_size + payload_size
-        if end > len(data):
-            raise ValueError(f"fat binary at {start} runs past the end of the data")
-        while pos < end:
-            kind, _, image_header, image_size = struct.unpack_from("<HHIQ", data, pos)
-            (arch,) = struct.unpack_from("<I", data, pos + 28)
+    for fatbin in fatbins(data):
+        (header_size,) = struct.unpack_from("<H", fatbin, 6)
+        pos = header_size
+        while pos < len(fatbin):
+            kind, _, image_header, image_size = struct.unpack_from("<HHIQ", fatbin, pos)
+            (arch,) = struct.unpack_from("<I", fatbin, pos + 28)
             images.append((_FATBIN_KINDS.get(kind, f"kind{kind}"), arch))
             pos += image_header + image_size
-        start = data.find(struct.pack("<I", _FATBIN_MAGIC), end)
     return images
+
+
+def describe_images(images: list[tuple[str, int]]) -> str:
+    """One line naming the images: ``cubin sm_75 sm_80 ...; ptx compute_75``."""
+    cubins = " ".join(f"sm_{a}" for a in sorted({a for k, a in images if k == "cubin"}))
+    ptx = " ".join(f"compute_{a}" for a in sorted({a for k, a in images if k == "ptx"}))
+    return f"cubin {cubins or '(none)'}; ptx {ptx or '(none)'}"
+
+
+def runs_on(images: list[tuple[str, int]], capability: int) -> str:
+    """How a GPU of compute ``capability`` (86 for 8.6) runs these images; "" when it cannot.
+
+    A cubin runs on GPUs of its major version and the same or a newer minor one (sm_80 on 8.0,
+    8.6, 8.9); PTX is JIT-compiled by the driver on its own architecture or any newer one.
+    """
+    cubins = sorted(
+        (a for k, a in images if k == "cubin" and a // 10 == capability // 10 and a <= capability),
+        reverse=True,
+    )
+    if cubins:
+        return f"cubin sm_{cubins[0]}"
+    ptx = sorted((a for k, a in images if k == "ptx" and a <= capability), reverse=True)
+    if ptx:
+        return f"ptx compute_{ptx[0]} (JIT-compiled by the driver at load)"
+    return ""

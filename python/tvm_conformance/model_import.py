@@ -24,6 +24,8 @@ except ImportError as err:  # the package's torch extra: say how to get it
     ) from err
 from tvm import relax
 
+from tvm_conformance.testing import assert_on_device
+
 FRONTENDS: tuple[str, ...] = ("exported_program", "fx")
 EXEC_MODES: tuple[str, ...] = ("bytecode", "compiled")
 
@@ -341,6 +343,9 @@ def verify_model(
     for mode in modes:
         executable = relax.build(bound, tgt, exec_mode=mode)
         vm = relax.VirtualMachine(executable, dev)
-        actual = _flatten_tvm(vm["main"](*args))
+        output = vm["main"](*args)
+        # On the target's device, not a CPU fallback (a cuda case must use the GPU).
+        assert_on_device(output, dev)
+        actual = _flatten_tvm(output)
         where = f"frontend {frontend!r}, exec mode {mode!r}, target {tgt.kind.name!r}"
         _compare_outputs(expected, actual, rtol=rtol, atol=atol, where=where)

@@ -459,5 +459,15 @@ def target(request: pytest.FixtureRequest) -> str:
 
 @pytest.fixture
 def dev(target: str) -> Any:
-    """``tvm.runtime.Device`` for ``target`` (device 0); runtime-only TVM included."""
-    return _targets.runtime_device(target)
+    """``tvm.runtime.Device`` for ``target`` (device 0); runtime-only TVM included.
+
+    A cuda target's device is a CUDA device, or the case fails here: no cuda case may run on
+    the CPU under a cuda name.
+    """
+    device = _targets.runtime_device(target)
+    if _targets.kind_of(target) == "cuda":
+        import tvm
+
+        if device.dlpack_device_type() != tvm.cuda(0).dlpack_device_type():
+            raise AssertionError(f"target {target!r} got device {device}, not a CUDA device")
+    return device

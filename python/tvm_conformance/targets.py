@@ -13,6 +13,7 @@ TVM is imported lazily, so importing this module is cheap.
 
 from __future__ import annotations
 
+import ctypes
 import functools
 import json
 import os
@@ -156,6 +157,34 @@ def runtime_device(entry: TargetEntry) -> Any:
     return tvm.device(_runtime_kind(entry)[1], 0)
 
 
+# The driver library a GPU runtime of TVM loads: without it there is no GPU to run on.
+_DRIVER_LIBRARIES = {"cuda": "libcuda.so.1"}
+
+
+def runtime_not_enabled_reason(kind: str) -> str:
+    """Why ``tvm.runtime.enabled(kind)`` is False: "no GPU" when the kind's driver library does
+    not load (a machine without the NVIDIA driver), else the runtime is not built in or cannot
+    load."""
+    library = _DRIVER_LIBRARIES.get(kind)
+    if library:
+        try:
+            ctypes.CDLL(library)
+        except OSError:
+            return (
+                f"no GPU: the {kind} driver library {library} does not load (no driver on this "
+                f"machine), so this TVM's {kind} runtime is not enabled"
+            )
+    return (
+        f"the {kind} runtime is not enabled in this TVM build "
+        "(not built in, or its driver library is missing)"
+    )
+
+
+def kind_of(entry: TargetEntry) -> str:
+    """The target kind of an entry ("cuda" for "cuda -arch=sm_90" or {"kind": "cuda"})."""
+    return _runtime_kind(entry)[0]
+
+
 def _runtime_kind(entry: TargetEntry) -> tuple[str, str]:
     """(target kind, device name) of an entry, read without tvm.target."""
     if isinstance(entry, str) and entry.lstrip().startswith("{"):
@@ -181,13 +210,7 @@ def _describe_runtime_only(key: str, source: str) -> TargetInfo:
     is_gpu = kind in GPU_RUNTIMES or device_name in GPU_RUNTIMES
     keys = (kind, "gpu") if is_gpu else (kind, "cpu")
     if not tvm.runtime.enabled(device_name):
-        runnable, reason = (
-            False,
-            (
-                f"the {kind} runtime is not enabled in this TVM build "
-                "(not built in, or its driver library is missing)"
-            ),
-        )
+        runnable, reason = False, runtime_not_enabled_reason(kind)
     elif not device.exist:
         runnable, reason = False, f"no {device} device present"
     else:
@@ -255,10 +278,7 @@ def _runnable(entry: TargetEntry, kind: str) -> tuple[bool, str]:
         # tvm.runtime.enabled is False both when TVM was built without the runtime and when
         # its library cannot load (libtvm_runtime_cuda.so without libcuda.so, on a GPU-less
         # machine): say both.
-        return False, (
-            f"the {kind} runtime is not enabled in this TVM build "
-            "(not built in, or its driver library is missing)"
-        )
+        return False, runtime_not_enabled_reason(kind)
     device = tvm.device_from_target(entry if isinstance(entry, str) else json.dumps(entry))
     return False, f"no {device} device present"
 

@@ -139,3 +139,45 @@ __all__ = [
     "requires_vulkan",
     "uses_gpu",
 ]
+
+
+def device_of(tensor: Any) -> tuple[int, int] | None:
+    """(DLPack device type, index) of a TVM or torch tensor; None for anything else."""
+    if hasattr(tensor, "__dlpack_device__"):
+        kind, index = tensor.__dlpack_device__()
+        return int(kind), int(index)
+    return None
+
+
+def assert_on_device(value: Any, dev: Any, require_tensor: bool = True) -> None:
+    """Assert that every tensor in ``value`` (a TVM or torch tensor, or nested tuples / lists of
+    them, as a Relax VM returns) lives on ``dev`` (a ``tvm.runtime.Device``).
+
+    The cuda cases call it on what they check, so a result computed or left on the CPU fails
+    the case instead of passing under a cuda name. Raises AssertionError naming both devices;
+    a value holding no tensor at all is an error too (nothing was checked) unless
+    ``require_tensor`` is False.
+    """
+    want = (int(dev.dlpack_device_type()), int(dev.index))
+    seen = 0
+    stack = [value]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, (list, tuple)):
+            stack.extend(item)
+            continue
+        got = device_of(item)
+        if got is None:
+            # A Relax VM tuple is an FFI Array: a sequence, not a list.
+            sequence = hasattr(item, "__len__") and hasattr(item, "__getitem__")
+            if sequence and not isinstance(item, (str, bytes, dict)):
+                stack.extend(item[i] for i in range(len(item)))
+            continue
+        seen += 1
+        if got != want:
+            raise AssertionError(
+                f"a tensor is on device {got} (DLPack type, index), not on {dev} {want}: "
+                "the case ran somewhere other than its target's device"
+            )
+    if seen == 0 and require_tensor:
+        raise AssertionError(f"assert_on_device: no tensor in {type(value).__name__} to check")

@@ -76,10 +76,14 @@ def tvm_conformance_dependencies():
     # py_test, and tvm_ffi / tvm_runtime for C++. Only the lane a build selects is fetched.
     # Each is the lane's base venv (pip, from the lock) seen through a layer that puts a user's
     # own wheels in place of the pinned ones: a new wheel re-makes the layer, not the base.
+    # Each lane also has a GPU flavour (`<venv>_gpu`: torch's CUDA build, --config=cuda_gpu),
+    # fetched only by a build that selects it.
     for lane in LANES:
-        name = lane_venv_repository(lane)
-        _maybe(python_venv_base, name + "_base", lane = lane, lock = lane_lock(lane))
-        _maybe(python_venv, name, base = "@%s_base//:pip_report.json" % name, lane = lane, lock = lane_lock(lane))
+        for gpu in (False, True):
+            name = lane_venv_repository(lane, gpu)
+            lock = lane_lock(lane, gpu)
+            _maybe(python_venv_base, name + "_base", lane = lane, lock = lock)
+            _maybe(python_venv, name, base = "@%s_base//:pip_report.json" % name, lane = lane, lock = lock)
 
     # Whether this machine has a GPU: an input of every cuda test variant (third_party/gpu).
     _maybe(gpu_detect, "gpu_detect")

@@ -405,6 +405,32 @@ def tvm_exported_module(name, script, out = None, args = [], srcs = [], deps = [
         **kwargs
     )
 
+def tvm_py_binary(name, srcs, main = None, deps = [], data = [], uses_torch = False, target = "llvm", **kwargs):
+    """A Python tool run with the lane's venv (`bazel run`), like a test's process.
+
+    Args:
+      name: binary name.
+      srcs: its sources.
+      main: the source to run (default: `<name>.py`).
+      deps: extra py deps; //python/tvm_conformance is always added.
+      data: runtime files.
+      uses_torch: torch is in its runfiles (as for tvm_py_test).
+      target: "cuda" makes it exist under --config=cuda only (like the cuda test variants).
+      **kwargs: passed to py_binary (e.g. visibility).
+    """
+    settings = _target_settings(target)
+    native.py_binary(
+        name = name,
+        srcs = srcs,
+        main = main or name + ".py",
+        deps = deps + [_CONFORMANCE_LIB],
+        data = data + ([_TORCH_FILES] if uses_torch else []),
+        python_version = "PY3",
+        srcs_version = "PY3",
+        target_compatible_with = settings.compatible_with,
+        **kwargs
+    )
+
 # --- Bundles: tests that run outside Bazel, exactly as their targets do --------------------
 
 TvmTestInfo = provider(

@@ -7,8 +7,11 @@ lane wheels (third_party/gpu_runner/wheels.bzl), the `--config=<lane>` lines
 (tools/config/lanes.bazelrc, which ./bazelw rewrites from this table), CI's lane runs (.ci/run)
 and check_my_wheel's --lane.
 
-Adding a lane is one entry here plus its lock: third_party/python/lanes/<lane>.in, compiled to
-<lane>.lock by third_party/python/update_lock.sh <lane>.
+Adding a lane is one entry here plus its locks: third_party/python/lanes/<lane>.in, compiled to
+<lane>.lock by third_party/python/update_lock.sh <lane>, and its GPU flavour <lane>_gpu.lock
+(torch's CUDA build, the rest as in <lane>.lock) by update_lock.sh <lane> --gpu. The GPU
+flavour is the venv of --config=cuda_gpu (--//tools/config:gpu_torch); the others keep the
+CPU-only torch.
 
 The table is plain data (strings in dicts) so that Python reads it too (tools/config/lanes.py).
 """
@@ -16,14 +19,17 @@ The table is plain data (strings in dicts) so that Python reads it too (tools/co
 LANES = {
     "default": {
         "lock": "requirements.lock",
+        "gpu_lock": "requirements_gpu.lock",
         "summary": "TVM 0.27.0.post1 with tvm-ffi 0.1.14.post0",
     },
     "ffi_next": {
         "lock": "lanes/ffi_next.lock",
+        "gpu_lock": "lanes/ffi_next_gpu.lock",
         "summary": "TVM 0.27.0.post1 with the newest tvm-ffi (0.1.15.post2)",
     },
     "tvm_prev": {
         "lock": "lanes/tvm_prev.lock",
+        "gpu_lock": "lanes/tvm_prev_gpu.lock",
         "summary": "TVM 0.26.0 with the oldest tvm-ffi it accepts (0.1.13.post2)",
     },
 }
@@ -37,10 +43,17 @@ RUNNER_PYTHONS = {
     "cp312": "3.12",
 }
 
-def lane_lock(lane):
-    """The label of `lane`'s lock, in the kit's repository from any workspace."""
-    return Label("//third_party/python:" + LANES[lane]["lock"])
+def lane_lock(lane, gpu = False):
+    """The label of `lane`'s lock (`gpu`: its GPU flavour), in the kit's repository.
 
-def lane_venv_repository(lane):
-    """The name of `lane`'s venv repository: python_venv for the default lane."""
-    return "python_venv" if lane == "default" else "python_venv_" + lane
+    The same label from any workspace.
+    """
+    return Label("//third_party/python:" + LANES[lane]["gpu_lock" if gpu else "lock"])
+
+def lane_venv_repository(lane, gpu = False):
+    """The name of `lane`'s venv repository: python_venv for the default lane.
+
+    `_gpu` is added for its GPU flavour (torch's CUDA build).
+    """
+    name = "python_venv" if lane == "default" else "python_venv_" + lane
+    return name + "_gpu" if gpu else name

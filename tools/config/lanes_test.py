@@ -1,5 +1,6 @@
 """The lanes table (lanes.bzl) is the one list of lanes, and the generated configs follow it."""
 
+import re
 from pathlib import Path
 
 import lanes
@@ -33,6 +34,30 @@ def test_every_lane_has_a_hashed_lock_and_a_summary() -> None:
         assert "--hash=sha256:" in lock, f"lane {name}: {lane['lock']} is not a hashed lock"
         assert "apache-tvm==" in lock and "apache-tvm-ffi==" in lock, name
         assert lane["summary"].strip(), f"lane {name}: no summary"
+
+
+def _pins(lock: str) -> dict[str, str]:
+    """{package: version} of a hashed lock's `name==version` lines."""
+    return {
+        m.group(1).lower(): m.group(2)
+        for m in re.finditer(r"^([A-Za-z0-9_.-]+)==(\S+) \\$", lock, re.M)
+    }
+
+
+def test_every_lane_has_a_gpu_flavour_with_cuda_torch_and_the_same_pins() -> None:
+    for name, lane in lanes.read_lanes().items():
+        cpu = _pins(Path(rlocation("third_party/python/" + lane["lock"])).read_text())
+        text = Path(rlocation("third_party/python/" + lane["gpu_lock"])).read_text()
+        gpu = _pins(text)
+
+        assert "--hash=sha256:" in text, f"lane {name}: {lane['gpu_lock']} is not hashed"
+        # torch's CUDA build of the same release, with the CUDA libraries it needs.
+        assert cpu["torch"].endswith("+cpu"), (name, cpu["torch"])
+        assert gpu["torch"] == cpu["torch"].removesuffix("+cpu"), (name, gpu["torch"])
+        assert "nvidia-cuda-runtime" in gpu and "nvidia-cudnn-cu13" in gpu, name
+        # Everything else as in the CPU lock: same packages, same versions.
+        same = {p: v for p, v in cpu.items() if p != "torch"}
+        assert {p: gpu.get(p) for p in same} == same, name
 
 
 def test_a_new_entry_is_a_new_config(tmp_path: Path) -> None:

@@ -3,11 +3,17 @@
 # scratch directory, makes a fresh venv with only numpy and torch (and what torch needs),
 # installed from the repo's hashed lock (third_party/python/requirements.lock,
 # --require-hashes), and runs run.sh:
-#   1. GPU requirement off: must exit 0 (cuda cases run on a GPU, or skip with their reason);
-#   2. GPU requirement on: with a GPU it must exit 0; without one it must fail, and only cuda
-#      targets may fail (each is named);
-#   3. with a GPU only: requirement on with the device hidden (CUDA_VISIBLE_DEVICES=), which
-#      must fail as on a GPU-less machine, so a GPU machine checks that path too.
+#   1. GPU requirement off: must exit 0 (cuda cases run on a GPU, or skip with their reason;
+#      the preflight only reports);
+#   2. GPU requirement on: with a GPU it must exit 0; without one the preflight must stop it
+#      before any test, with its "no GPU" line;
+#   3. the same without the preflight (--skip-preflight), without a GPU: it must fail, and only
+#      cuda targets may fail (each is named): no cuda case passes without its device;
+#   4. with a GPU only: the preflight with the device hidden (CUDA_VISIBLE_DEVICES=) must fail
+#      as on a GPU-less machine, and so must the tests without it, so a GPU machine checks
+#      that path too.
+# The venv takes numpy and torch from the lane's lock: the GPU flavour (CUDA torch,
+# requirements_gpu.lock) where a GPU is, the CPU one elsewhere.
 # "A GPU" is decided as third_party/gpu/gpu_detect.bzl decides it: TVM_CONFORMANCE_GPU=0 / 1
 # forces absent / present (0 also hides the device from the runs), else nvidia-smi must list
 # one. Works for //tools/gpu_runner:bundle (.tar.gz, the deployment tests) and :lane_bundle
@@ -56,6 +62,7 @@ fi
 "$python" -m venv "$scratch/venv"
 # The lock's entries for numpy, torch and what they pull in ("# via" annotations), hashes kept.
 lock="$repo/third_party/python/requirements.lock"
+[ "$gpu" = absent ] || lock="$repo/third_party/python/requirements_gpu.lock"
 python3 - "$lock" >"$scratch/requirements.txt" <<'PY'
 import re, sys
 blocks, current = {}, None
@@ -107,18 +114,27 @@ if [ "$gpu" = present ]; then
   [ "$rc" = 0 ] || problems+=("GPU requirement on with a GPU: exit $rc, want 0")
 else
   [ "$rc" != 0 ] || problems+=("GPU requirement on without a GPU: exit 0, want a failure")
-  failed=$(failed_targets required)
+  grep -q '^preflight: MISSING: no GPU: ' "$scratch/required.log" ||
+    problems+=("GPU requirement on without a GPU: no 'preflight: MISSING: no GPU' line")
+  ! grep -q '^  \(PASSED\|FAILED\) ' "$scratch/required.log" ||
+    problems+=("GPU requirement on without a GPU: tests ran after the preflight failed")
+  run required_no_preflight --skip-preflight
+  [ "$rc" != 0 ] || problems+=("GPU requirement on, no preflight, no GPU: exit 0, want a failure")
+  failed=$(failed_targets required_no_preflight)
   [ -n "$failed" ] || problems+=("GPU requirement on without a GPU: no target named as failed")
   others=$(grep -v '_cuda$' <<<"$failed" || true)
   [ -z "$others" ] || problems+=("GPU requirement on: non-cuda targets failed: $others")
   echo "failed without a GPU (named): $(echo $failed)"
 fi
 if [ "$gpu" = present ] && [ -z "${CUDA_VISIBLE_DEVICES+x}" ]; then
-  CUDA_VISIBLE_DEVICES= run hidden_gpu
+  CUDA_VISIBLE_DEVICES= run hidden_gpu_preflight --preflight-only
+  [ "$rc" != 0 ] || problems+=("preflight, device hidden: exit 0, want a failure")
+  CUDA_VISIBLE_DEVICES= run hidden_gpu --skip-preflight
   [ "$rc" != 0 ] || problems+=("GPU requirement on, device hidden: exit 0, want a failure")
 fi
 
 for archive in "$scratch"/results-*; do  # the archives read like a ./bazelw test run
+  [ -f "$archive/run.json" ] || continue  # a preflight that stopped the run: no tests, no archive
   python3 -c 'import sys; sys.path.insert(0, sys.argv[2]); import results
 r = results.read_run(sys.argv[1]); cases = [c for _, c in r.cases()]
 print(sys.argv[1].rsplit("/", 1)[-1] + ":", len(r.targets), "targets,", len(cases), "cases",

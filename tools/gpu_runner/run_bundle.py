@@ -1,7 +1,9 @@
 """Run every test of the GPU-runner bundle and write a run archive the report tool reads.
 
-On a machine with Python 3.10-3.12, numpy, torch and a GPU driver (nothing else: no Bazel, no
-TVM, no network), `run.sh` unpacks the tvm-ffi wheel of this interpreter into `.site/`, then runs
+On a machine with Python 3.10-3.12, numpy, a CUDA build of torch and a driver for CUDA 13
+(nothing else: no Bazel, no TVM, no network), `run.sh` unpacks the tvm-ffi wheel of this
+interpreter into `.site/`, runs the preflight (python/tvm_conformance/preflight.py: one line per
+missing prerequisite, exit 1 before any test; its facts go into run.json), then runs
 each test the way its Bazel target does. The tests, with each one's argv and env, come from the
 bundle's `tests.json`, which the build (tvm_test_bundle) writes from the targets as the macros
 made them, so the runner cannot drift from Bazel:
@@ -16,8 +18,8 @@ Results go to `--out` (default `results/<UTC start>-gpu_runner/`) in the layout 
 `./bazelw test` run archive (build_events.json, tests/<pkg>/<name>/test.xml, run.json), so
 `tools/verdict/results.py DIR`, the conformance check and //tools/verdict:report read it.
 A cuda case that cannot run (no device, no driver) fails unless `--no-require-gpu` (or
-TVM_CONFORMANCE_REQUIRE_GPU=0) is given: then it skips with its reason. The exit status is 0
-only when every test passed.
+TVM_CONFORMANCE_REQUIRE_GPU=0) is given: then it skips with its reason, and the preflight only
+reports. The exit status is 0 only when every test passed.
 """
 
 import argparse
@@ -152,6 +154,28 @@ def counts(xml: str) -> dict:
     return total
 
 
+# The GPU-runner preflight (standard library only; the artefact check imports numpy).
+PREFLIGHT = os.path.join(WORKSPACE, "python", "tvm_conformance", "preflight.py")
+
+
+def preflight(env: dict, tvm_lib: str, out_json: str, warn_only: bool) -> int:
+    """Run the preflight with this interpreter, the bundle's TVM and its cuda artefacts before
+    any test; its facts go to `out_json`. Its exit status (0 with `warn_only`)."""
+    deploy = os.path.join(WORKSPACE, "python", "tests", "deploy")
+    artefacts = sorted(
+        os.path.join(deploy, name)
+        for name in (os.listdir(deploy) if os.path.isdir(deploy) else [])
+        if name.endswith("_cuda.so")
+    )
+    os.makedirs(os.path.dirname(out_json), exist_ok=True)
+    argv = [sys.executable, PREFLIGHT, "--stage", "full", "--python", sys.executable]
+    argv += ["--tvm-lib", tvm_lib, "--json", out_json]
+    argv += [arg for path in artefacts for arg in ("--artefact", path)]
+    argv += ["--warn-only"] if warn_only else []
+    sys.stdout.flush()  # our lines before the preflight's
+    return subprocess.run(argv, env=env).returncode
+
+
 def main() -> int:
     """Run the tests; 0 when all passed."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
@@ -160,6 +184,16 @@ def main() -> int:
         "--no-require-gpu",
         action="store_true",
         help="cuda cases that cannot run skip (default: they fail)",
+    )
+    parser.add_argument(
+        "--skip-preflight",
+        action="store_true",
+        help="run the tests without the preflight (each cuda case then fails by itself)",
+    )
+    parser.add_argument(
+        "--preflight-only",
+        action="store_true",
+        help="run the preflight (tvm_conformance/preflight.py) and no test",
     )
     args = parser.parse_args()
     require_gpu = (
@@ -216,6 +250,16 @@ def main() -> int:
     ]
     failed = []
     print(f"run.sh: Python {sys.version.split()[0]}, GPU required: {require_gpu}, results: {out}")
+    preflight_json = os.path.join(out, "preflight.json")
+    if not args.skip_preflight:
+        status = preflight(base_env, tvm_lib, preflight_json, warn_only=not require_gpu)
+        if status != 0 or args.preflight_only:
+            if status != 0:
+                print(
+                    "run.sh: the preflight found what this GPU runner lacks (its MISSING lines "
+                    f"above, facts in {preflight_json}); no test ran"
+                )
+            return status
     for label, argv, env in tests(require_gpu):
         xml = xml_path(out, label)
         os.makedirs(os.path.dirname(xml), exist_ok=True)
@@ -281,6 +325,10 @@ def main() -> int:
     }
     with open(os.path.join(out, "run.json"), "w") as f:
         json.dump(meta, f, indent=1, sort_keys=True)
+    if os.path.isfile(preflight_json):  # its facts into run.json and the report's machine line
+        subprocess.run(
+            [sys.executable, PREFLIGHT, "--json", preflight_json, "--attach", out], check=True
+        )
     print(
         f"run.sh: {len(tests(True)) - len(failed)} of {len(tests(True))} tests passed "
         f"in {end - start:.1f} s" + (f"; failed: {', '.join(failed)}" if failed else "")

@@ -24,19 +24,26 @@ import results
 from results import ARCHIVE_EVENTS, ARCHIVE_META, archived_outputs, archived_xml
 
 
-def venv_repository(lane: str) -> str:
-    """The external repository of a lane's venv (WORKSPACE): python_venv[_<lane>]."""
-    return "python_venv" if lane == "default" else f"python_venv_{lane}"
+def venv_repository(lane: str, gpu: bool = False) -> str:
+    """The external repository of a lane's venv (WORKSPACE): python_venv[_<lane>], with `_gpu`
+    for its GPU flavour (torch's CUDA build, --//tools/config:gpu_torch)."""
+    name = "python_venv" if lane == "default" else f"python_venv_{lane}"
+    return name + "_gpu" if gpu else name
 
 
-def venv_record_path(events: list[dict], lane: str) -> str | None:
-    """tvm_conformance_venv.json of the lane's venv, found from the build events' exec root."""
+def venv_record_path(events: list[dict], lane: str, gpu: bool = False) -> str | None:
+    """tvm_conformance_venv.json of the lane's venv (`gpu`: its GPU flavour), found from the
+    build events' exec root."""
     for event in events:
         exec_root = event.get("workspaceInfo", {}).get("localExecRoot")
         if exec_root:
             output_base = os.path.dirname(os.path.dirname(exec_root))
             path = os.path.join(
-                output_base, "external", venv_repository(lane), "venv", "tvm_conformance_venv.json"
+                output_base,
+                "external",
+                venv_repository(lane, gpu),
+                "venv",
+                "tvm_conformance_venv.json",
             )
             return path if os.path.isfile(path) else None
     return None
@@ -136,7 +143,7 @@ def archive_run(
     events = results.read_events(bep)
     flags = results.config_flags(results.command_options(events))
     lane = results.lane_of(flags)
-    record_path = venv_record or venv_record_path(events, lane)
+    record_path = venv_record or venv_record_path(events, lane, results.flag_on(flags, "gpu_torch"))
     record: dict[str, Any] = {}
     if record_path:
         try:

@@ -421,6 +421,17 @@ def short_sha(entry: object) -> str:
     return text
 
 
+def preflight_facts(machine: dict) -> str:
+    """The GPU-runner preflight's facts of a column (tvm_conformance/preflight.py puts them into
+    run.json's machine), as the scoreboard's machine cell ends: "" for a run without it."""
+    if "torch_cuda" not in machine:
+        return ""
+    return (
+        f", driver {machine.get('gpu_driver', '?')}, TVM needs CUDA "
+        f"{machine.get('tvm_runtime_cuda', '?')}, torch {machine['torch_cuda']}"
+    )
+
+
 def scoreboard_rows(report: dict) -> list[dict[str, str]]:
     """One dict per column: the scoreboard's cells as text."""
     out = []
@@ -441,7 +452,7 @@ def scoreboard_rows(report: dict) -> list[dict[str, str]]:
                 "TVM": short_sha(ident.get("tvm")),
                 "tvm-ffi": short_sha(ident.get("tvm_ffi")),
                 "machine": f"{machine.get('host', '?')}: {machine.get('cpu', '?')}, "
-                f"GPU {machine.get('gpu', '?')}",
+                f"GPU {machine.get('gpu', '?')}" + preflight_facts(machine),
                 "results from": src,
                 "run": f"{col['run']} ({col['wall_s']:.0f} s)",
             }

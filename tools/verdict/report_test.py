@@ -212,3 +212,18 @@ def test_an_unmapped_failing_case_fails_the_column(tmp_path: Path) -> None:
     assert not built["passed"]
     assert built["columns"][0]["summary"]["tvm"]["fail"] == 0  # no row shows it ...
     assert "FAIL" in report_model.scoreboard_rows(built)[0]["verdict"]  # ... the verdict does
+
+
+def test_the_gpu_runner_preflight_facts_end_the_machine_cell(tmp_path: Path) -> None:
+    # A GPU column whose run.json carries the preflight's facts (tvm_conformance/preflight.py
+    # --attach) says them; a column without them says nothing more.
+    built = build(tmp_path)
+    built["columns"][4]["machine"].update(
+        gpu_driver="580.82.07 (CUDA 13.0)", tvm_runtime_cuda="13.0", torch_cuda="2.13.0 (CUDA 13.0)"
+    )
+    board = report_model.scoreboard_rows(built)
+    assert board[4]["machine"].endswith(
+        f"GPU {GPU_NAME}, driver 580.82.07 (CUDA 13.0), TVM needs CUDA 13.0, "
+        "torch 2.13.0 (CUDA 13.0)"
+    )
+    assert board[0]["machine"].endswith(f"GPU {built['columns'][0]['machine']['gpu']}")

@@ -12,7 +12,8 @@ Models (each checked against numpy in the tests):
             deployed process registers (R.call_dps_packed)
 
 CUDA artefacts hold one fatbin with a cubin per architecture in deploy.CUDA_ARCHS and the PTX of
-the newest, compiled by nvcc (TVM's default would be one architecture through NVRTC).
+deploy.CUDA_PTX_ARCH (the oldest), compiled by nvcc (TVM's default would be one architecture
+through NVRTC).
 """
 
 import argparse
@@ -83,7 +84,7 @@ def mlp_module() -> tvm.IRModule:
 
 
 def _nvcc_fatbin(code: str, *_: Any) -> bytes:
-    """tvm_callback_cuda_compile: one fatbin, a cubin per CUDA_ARCHS entry + newest PTX."""
+    """tvm_callback_cuda_compile: one fatbin, a cubin per CUDA_ARCHS entry + the oldest's PTX."""
     try:
         from tvm.support import nvcc
     except ImportError:  # TVM < 0.27
@@ -92,8 +93,8 @@ def _nvcc_fatbin(code: str, *_: Any) -> bytes:
     for arch in deploy.CUDA_ARCHS:
         number = arch.removeprefix("sm_")
         gencode += ["-gencode", f"arch=compute_{number},code=sm_{number}"]
-    newest = deploy.CUDA_ARCHS[-1].removeprefix("sm_")
-    gencode += ["-gencode", f"arch=compute_{newest},code=compute_{newest}"]
+    ptx = deploy.arch_number(deploy.CUDA_PTX_ARCH)
+    gencode += ["-gencode", f"arch=compute_{ptx},code=compute_{ptx}"]
     return nvcc.compile_cuda(code, target_format="fatbin", arch=gencode, compiler="nvcc")
 
 

@@ -9,8 +9,11 @@ The cuda variant runs the cuda artefacts where a GPU is, and otherwise skips wit
 """
 
 import os
+import re
+import shutil
 import subprocess
 import sys
+from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
@@ -23,7 +26,7 @@ import tvm_ffi
 from tvm_conformance import deploy, deviations
 from tvm_conformance.observed import LoaderNotRegistered
 from tvm_conformance.runfiles import rlocation
-from tvm_conformance.testing import compiles_for, requires_cuda
+from tvm_conformance.testing import assert_on_device, compiles_for, requires_cuda
 
 pytestmark = pytest.mark.usefixtures("runtime_only")
 
@@ -101,6 +104,7 @@ def run_callback_model(target: str, dev: tvm.runtime.Device, x: np.ndarray) -> t
     tvm_ffi.register_global_func(deploy.CALLBACK_GLOBAL, scale_and_shift, override=True)
     vm = load_vm("callback", target, dev)
     out = vm["main"](tvm.runtime.tensor(x, dev))
+    assert_on_device(out, dev)
     return out.numpy(), seen
 
 
@@ -127,6 +131,7 @@ def test_torch_mlp_matches_numpy(target: str, dev: tvm.runtime.Device) -> None:
     # An imported ExportedProgram returns a tuple of its outputs: one here.
     (out,) = load_vm("mlp", target, dev)["main"](tvm.runtime.tensor(x, dev))
 
+    assert_on_device(out, dev)
     assert out.shape == (deploy.MLP_BATCH, deploy.MLP_SHAPE[2])
     np.testing.assert_allclose(out.numpy(), mlp_reference(x), rtol=1e-4, atol=1e-5)
 
@@ -157,6 +162,7 @@ def test_dlpack_in_and_out_with_torch(target: str, dev: tvm.runtime.Device) -> N
     x, y = x_host.copyto(dev), tvm.runtime.from_dlpack(y_torch).copyto(dev)
 
     out = load_vm("mul_add", target, dev)["main"](x, y)
+    assert_on_device([x, y, out], dev)
     out_torch = torch.from_dlpack(out.copyto(tvm.cpu()))
 
     np.testing.assert_allclose(out_torch.numpy(), x_torch.numpy() * 0.5 + 1.0, rtol=1e-6)
@@ -190,10 +196,72 @@ def test_cuda_artefact_carries_device_code_for_each_arch(model: str) -> None:
 
     cubins = sorted(arch for kind, arch in images if kind == "cubin")
     ptx = sorted(arch for kind, arch in images if kind == "ptx")
-    assert cubins == sorted(int(a.removeprefix("sm_")) for a in deploy.CUDA_ARCHS)
-    assert ptx == [int(deploy.CUDA_ARCHS[-1].removeprefix("sm_"))]
+    assert cubins == sorted(deploy.arch_number(a) for a in deploy.CUDA_ARCHS)
+    # PTX of the oldest: a GPU newer than every cubin JIT-compiles it.
+    assert ptx == [deploy.arch_number(deploy.CUDA_PTX_ARCH)]
     # Device code only: no CUDA source left to compile where the artefact is loaded.
     assert b"__global__" not in data
+
+
+# The GPUs of common CI runners (compute capability) and how the artefacts run on each.
+RUNNER_GPUS = {
+    "Tesla T4": 75,
+    "A100": 80,
+    "A10G": 86,
+    "L4": 89,
+    "H100": 90,
+    "B200": 100,
+    "RTX PRO 6000 Blackwell (sm_120, no cubin here)": 120,
+}
+
+
+@compiles_for("cuda")
+def test_cuda_artefact_architectures(record_property: Callable[[str, object], None]) -> None:
+    # Lists every artefact's fatbin (kept in test.xml as properties) and checks that each GPU a
+    # CI runner has gets its own cubin, and that a newer one gets the PTX.
+    listing = {}
+    for model in MODELS:
+        path = rlocation(deploy.artefact(model, "cuda"))
+        with open(path, "rb") as f:
+            images = deploy.fatbin_images(f.read())
+        listing[model] = deploy.describe_images(images)
+        record_property(f"{model}_cuda.so", listing[model])
+        print(f"{model}_cuda.so: {listing[model]}")
+        assert listing[model] == ("cubin sm_75 sm_80 sm_86 sm_89 sm_90 sm_100; ptx compute_75"), (
+            model
+        )
+        for gpu, capability in RUNNER_GPUS.items():
+            how = deploy.runs_on(images, capability)
+            expect = "ptx compute_75" if capability == 120 else f"cubin sm_{capability}"
+            assert how.startswith(expect), (model, gpu, how)
+        # An older GPU than every image (sm_70, Volta) is not covered: CUDA 13 dropped it.
+        assert deploy.runs_on(images, 70) == ""
+    assert len(set(listing.values())) == 1, listing
+
+
+@compiles_for("cuda")
+def test_cuda_artefact_architectures_match_cuobjdump(tmp_path: Path) -> None:
+    # NVIDIA's own reader of fat binaries agrees with deploy.fatbin_images, where it is installed
+    # (a CUDA toolkit's cuobjdump, or the nvidia-cuda-cuobjdump wheel's; nvcc's minimal install
+    # on the build machines lacks it). It reads the fatbin, not the artefact: TVM keeps the
+    # fatbin in its module blob, where cuobjdump finds "no device code".
+    cuobjdump = shutil.which("cuobjdump")
+    if cuobjdump is None:
+        pytest.skip("cuobjdump is not on PATH (a CUDA toolkit without it): nothing to compare")
+    for model in MODELS:
+        with open(rlocation(deploy.artefact(model, "cuda")), "rb") as f:
+            data = f.read()
+        ours = deploy.fatbin_images(data)
+        theirs: list[tuple[str, int]] = []
+        for index, fatbin in enumerate(deploy.fatbins(data)):
+            path = tmp_path / f"{model}_{index}.fatbin"
+            path.write_bytes(fatbin)
+            for option, kind in (("--list-elf", "cubin"), ("--list-ptx", "ptx")):
+                listing = subprocess.run(
+                    [cuobjdump, option, str(path)], capture_output=True, text=True, check=True
+                ).stdout
+                theirs += [(kind, int(a)) for a in re.findall(rf"\.sm_(\d+)\.{kind}\b", listing)]
+        assert sorted(theirs) == sorted(ours), (model, theirs)
 
 
 @compiles_for("cuda")

@@ -16,7 +16,7 @@ import tvm_ffi
 
 from tvm_conformance import deviations
 from tvm_conformance.observed import ViewBitIgnored
-from tvm_conformance.testing import parametrize_targets
+from tvm_conformance.testing import assert_on_device, parametrize_targets
 
 EXTENSIONS = ("ffi_testing",)
 
@@ -45,6 +45,7 @@ def test_torch_tensor_into_tvm_is_zero_copy(target: str, dev: tvm.runtime.Device
 
     x = tvm.runtime.from_dlpack(t)
 
+    assert_on_device([t, x], dev)
     assert x.device == dev
     assert data_ptr(x) == t.data_ptr()
     t.mul_(3.0)  # queued on the device: visible after a synchronize
@@ -57,6 +58,7 @@ def test_tvm_tensor_into_torch_is_zero_copy(target: str, dev: tvm.runtime.Device
 
     t = torch.from_dlpack(x)
 
+    assert_on_device([x, t], dev)
     assert t.device == torch_device(dev)
     assert t.data_ptr() == data_ptr(x)
     assert t.shape == (2, 3) and t.stride() == (3, 1)
@@ -69,6 +71,7 @@ def test_strided_torch_views_through_dlpack(target: str, dev: tvm.runtime.Device
     base = torch.arange(32, dtype=torch.float32, device=torch_device(dev)).reshape(2, 16)
     # A contiguous slice 64 bytes in: zero copy at the slice's first element.
     rows = base[1:]
+    assert_on_device(rows, dev)
     assert rows.stride() == (16, 1)
     assert data_ptr(tvm.runtime.from_dlpack(rows)) == rows.data_ptr()
     # One 16 bytes in is refused (TVM tensors are 64-byte aligned), not copied.
@@ -86,6 +89,7 @@ def test_cpp_takes_and_returns_device_tensor(target: str, dev: tvm.runtime.Devic
     shape = tvm.get_global_func("testing.tensor_shape")(t)
 
     assert isinstance(out, torch.Tensor)
+    assert_on_device([t, out], dev)
     assert out.device == t.device and out.data_ptr() == t.data_ptr()
     assert list(shape) == [4]
 
@@ -100,6 +104,7 @@ def test_cpp_calls_python_callback_with_device_tensor(target: str, dev: tvm.runt
 
     result = tvm.get_global_func("testing.invoke")(callback, x)
 
+    assert_on_device(x, dev)
     assert result == 6.0
     assert seen == [(dev, data_ptr(x), [0.0, 1.0, 2.0, 3.0])]
 
@@ -112,12 +117,13 @@ def test_real_device_through_cpp(target: str, dev: tvm.runtime.Device) -> None:
         dev.index,
     ]
     assert tvm_ffi.get_global_func("testing.echo")(dev) == dev
-    assert tvm_ffi.get_global_func("testing.echo")(x).device == dev
+    assert_on_device([x, tvm_ffi.get_global_func("testing.echo")(x)], dev)
 
 
 @parametrize_targets("cuda")
 def test_cpu_only_fixture_refuses_device_tensor(target: str, dev: tvm.runtime.Device) -> None:
     t = torch.zeros(4, device=torch_device(dev))
+    assert_on_device(t, dev)
     with pytest.raises(ValueError, match="testing.tensor_add_inplace: expected a CPU tensor"):
         tvm.get_global_func("testing.tensor_add_inplace")(t, 1.0)
     sync(dev)
@@ -133,6 +139,7 @@ def test_device_dlpack_round_trips_do_not_leak(target: str, dev: tvm.runtime.Dev
             t = torch.empty(256, device=device)
             torch.from_dlpack(tvm.runtime.from_dlpack(t))
 
+    assert_on_device(torch.from_dlpack(tvm.runtime.from_dlpack(torch.empty(4, device=device))), dev)
     round_trips(1000)  # warm up torch's caching allocator
     gc.collect()
     sync(dev)
@@ -162,6 +169,7 @@ def test_torch_negative_view_is_refused_or_read_as_viewed(
 ) -> None:
     stored = torch.ones(4, device=torch_device(dev))
     view = stored._neg_view()  # reads -1s
+    assert_on_device(view, dev)
     assert view.is_neg()
     _check_view(view, stored)
 
@@ -190,6 +198,7 @@ def test_torch_conjugate_view_is_refused_or_read_as_viewed(
 ) -> None:
     stored = torch.tensor([1 + 2j, 3 - 4j], dtype=torch.complex64, device=torch_device(dev))
     view = stored.conj()  # reads 1-2j, 3+4j
+    assert_on_device(stored, dev)
     assert view.is_conj()
     with pytest.raises(BufferError, match="conjugate bit"):
         view.__dlpack__()  # torch's own export refuses it

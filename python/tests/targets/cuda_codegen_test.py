@@ -14,7 +14,12 @@ import tvm
 from tvm import relax, te
 from tvm.script import relax as R
 
-from tvm_conformance.testing import compiles_for, parametrize_targets, requires_cuda
+from tvm_conformance.testing import (
+    assert_on_device,
+    compiles_for,
+    parametrize_targets,
+    requires_cuda,
+)
 
 # Codegen cases take no target but belong to the cuda variant (--config=cuda).
 pytestmark = compiles_for("cuda")
@@ -134,6 +139,7 @@ def test_scheduled_kernel_runs_on_cuda(kernel: tvm.runtime.Executable) -> None:
     a_dev = tvm.runtime.tensor(a, dev)
     b_dev = tvm.runtime.tensor(np.zeros(N, dtype="float32"), dev)
     kernel["scale2"](a_dev, b_dev)
+    assert_on_device([a_dev, b_dev], dev)
     np.testing.assert_array_equal(b_dev.numpy(), a + a)
 
 
@@ -142,5 +148,6 @@ def test_relax_model_runs_on_cuda(model: relax.VMExecutable, target: str, dev) -
     x = np.linspace(-1.0, 1.0, 32, dtype="float32").reshape(4, 8)
     w = np.linspace(1.0, -1.0, 128, dtype="float32").reshape(8, 16)
     vm = relax.VirtualMachine(model, dev)
-    out = vm["main"](tvm.runtime.tensor(x, dev), tvm.runtime.tensor(w, dev)).numpy()
-    np.testing.assert_allclose(out, np.maximum(x @ w, 0.0), rtol=1e-5, atol=1e-5)
+    out = vm["main"](tvm.runtime.tensor(x, dev), tvm.runtime.tensor(w, dev))
+    assert_on_device(out, dev)
+    np.testing.assert_allclose(out.numpy(), np.maximum(x @ w, 0.0), rtol=1e-5, atol=1e-5)

@@ -13,6 +13,7 @@ from tvm import relax, te
 from tvm.script import relax as R
 
 from tvm_conformance.testing import (
+    assert_on_device,
     exclude_targets,
     parametrize_targets,
     requires_llvm,
@@ -52,6 +53,7 @@ def test_vector_add(target: str, dev: tvm.runtime.Device) -> None:
     b = np.full(256, 0.5, dtype="float32")
     c = tvm.runtime.tensor(np.zeros(256, dtype="float32"), dev)
     vector_add(target)["add"](tvm.runtime.tensor(a, dev), tvm.runtime.tensor(b, dev), c)
+    assert_on_device(c, dev)  # computed on the target's device, not on the CPU
     np.testing.assert_array_equal(c.numpy(), a + b)
 
 
@@ -61,6 +63,7 @@ def test_relax_add_relu(target: str, dev: tvm.runtime.Device) -> None:
     y = np.ones(8, dtype="float32")
     vm = relax.VirtualMachine(tvm.compile(AddRelu, target=target), dev)
     out = vm["main"](tvm.runtime.tensor(x, dev), tvm.runtime.tensor(y, dev))
+    assert_on_device(out, dev)
     np.testing.assert_array_equal(out.numpy(), [0, 0, 0, 1, 2, 3, 4, 5])
 
 
@@ -83,4 +86,6 @@ def test_llvm_codegen_emits_named_function() -> None:
 
 @pytest.mark.parametrize("dtype", ["float32", "int32"])
 def test_zeros_on_every_target(target: str, dev: tvm.runtime.Device, dtype: str) -> None:
-    assert not tvm.runtime.tensor(np.zeros(4, dtype=dtype), dev).numpy().any()
+    zeros = tvm.runtime.tensor(np.zeros(4, dtype=dtype), dev)
+    assert_on_device(zeros, dev)
+    assert not zeros.numpy().any()
