@@ -118,3 +118,26 @@ def test_bazelw_passes_each_wheels_sha256_so_a_rebuilt_wheel_rekeys_the_venv(
         f"--repo_env=TVM_CONFORMANCE_TVM_WHEEL_SHA256={hashlib.sha256(wheel.read_bytes()).hexdigest()}"
         in second
     )
+
+
+def test_targets_and_fail_fast_narrow_the_command(
+    workspace: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(workspace)
+    tvm = _wheel(workspace / "tvm.whl")
+    parsed = check_my_wheel.argparse.Namespace(
+        lane="default",
+        config="cpu",
+        bazel_args=[],
+        targets=["//python/tests/ffi/...", "//cpp/tests/..."],
+        fail_fast=True,
+    )
+    wheels = {"apache-tvm": check_my_wheel.check_wheel(str(tvm), "apache-tvm")}
+    command = check_my_wheel.bazel_command(parsed, wheels)
+    assert command[-2:] == ["//python/tests/ffi/...", "//cpp/tests/..."]
+    assert "//..." not in command
+    assert "--notest_keep_going" in command
+    # Without them: the whole suite, every target run.
+    parsed.targets, parsed.fail_fast = None, False
+    command = check_my_wheel.bazel_command(parsed, wheels)
+    assert command[-1] == "//..." and "--notest_keep_going" not in command
