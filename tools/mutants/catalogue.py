@@ -60,6 +60,10 @@ class Catalogue:
         """The Bazel target patterns of the mutant's area (a targeted run)."""
         return list(self.areas[mutant.area]["targets"])
 
+    def row_targets_of(self, mutant: Mutant) -> list[str]:
+        """The test targets of the rows that should catch the mutant (`//pkg:target`)."""
+        return sorted({row.split(" :: ")[0] for row in mutant.rows})
+
 
 def load(path: str = CATALOGUE) -> Catalogue:
     """Read and check the catalogue; CatalogueError lists every problem found."""

@@ -82,3 +82,11 @@ def test_edit_applies_exactly_once_to_the_installed_wheel(mutant: catalogue.Muta
     mutated = catalogue.apply(text, mutant)
     assert mutated != text
     compile(mutated, os.fspath(path), "exec")
+
+
+def test_row_targets_are_the_labels_of_the_rows() -> None:
+    mutant = catalogue.Mutant(
+        "m", "ffi", "apache-tvm", "x.py", "a", "b", "c",
+        rows=("//p:t :: test_a[x]", "//p:t :: test_b", "//q:u :: Suite.Case"),
+    )  # fmt: skip
+    assert CATALOGUE.row_targets_of(mutant) == ["//p:t", "//q:u"]

@@ -19,7 +19,9 @@ it (the other wheel is the lane's pinned one) and classifies the run:
 
 Killed mutants are cheap: check-my-wheel runs with --fail-fast (Bazel stops at the first failed
 test target). --scope area (the default) runs only the test packages of the mutant's area
-(the catalogue's `areas`): a partial run, said so in the results; --scope all runs `//...`.
+(the catalogue's `areas`): a partial run, said so in the results; --scope rows runs only the
+targets of the conformance rows that should catch the mutant (CI's cheap check); --scope all
+runs `//...`.
 --baseline first runs the unmutated wheels over the union of the targets: it must PASS, or
 every kill would be meaningless (the runner then stops). Results go to
 mutation-runs/<UTC start>/results.json (and one log per mutant); --record merges them into a
@@ -177,7 +179,12 @@ def record(path: str, new: list[dict], meta: dict) -> None:
             data = json.load(stream)
     data.update({k: v for k, v in meta.items() if k != "results"})
     for entry in new:
-        data["results"][entry["id"]] = {k: v for k, v in entry.items() if k not in ("log", "run_dir")}
+        kept = {k: v for k, v in entry.items() if k not in ("log", "run_dir")}
+        before = data["results"].get(entry["id"], {})
+        # A survivor that a later run kills was closed by a new test: keep that history.
+        if before.get("outcome") == "survived" or before.get("was_survivor"):
+            kept["was_survivor"] = True
+        data["results"][entry["id"]] = kept
     data["results"] = dict(sorted(data["results"].items()))
     with open(path, "w", encoding="utf-8") as stream:
         json.dump(data, stream, indent=1, sort_keys=False)
@@ -190,8 +197,9 @@ def main(argv: list[str] | None = None) -> int:  # noqa: PLR0912, PLR0915
     parser.add_argument("--only", nargs="+", default=[], metavar="ID", help="these mutants")
     parser.add_argument("--area", nargs="+", default=[], help="the mutants of these areas")
     parser.add_argument("--lane", help="the lane whose pinned wheels are mutated (default: the catalogue's)")
-    parser.add_argument("--scope", choices=("area", "all"), default="area",
-                        help="area: the mutant's test packages only (default); all: //...")
+    parser.add_argument("--scope", choices=("area", "rows", "all"), default="area",
+                        help="area: the mutant's test packages (default); rows: only the targets "
+                        "of the rows that should catch it (CI); all: //...")
     parser.add_argument("--no-fail-fast", action="store_true", help="run every target even after a failure")
     parser.add_argument("--baseline", action="store_true", help="first check the unmutated wheels (must PASS)")
     parser.add_argument("--out", help="results directory (default mutation-runs/<UTC start>)")
@@ -231,7 +239,13 @@ def main(argv: list[str] | None = None) -> int:  # noqa: PLR0912, PLR0915
     os.makedirs(out, exist_ok=True)
     originals = {dist: pinned_wheel(lane, dist) for dist in WHEEL_FLAGS}
     fail_fast = not args.no_fail_fast
-    scope = lambda m: ["//..."] if args.scope == "all" else catalogue.targets_of(m)  # noqa: E731
+    def scope(mutant: catalogue_lib.Mutant) -> list[str]:
+        if args.scope == "all":
+            return ["//..."]
+        if args.scope == "rows" and mutant.rows:
+            return catalogue.row_targets_of(mutant)
+        return catalogue.targets_of(mutant)
+
     meta = {
         "lane": lane,
         "scope": args.scope,
@@ -243,7 +257,7 @@ def main(argv: list[str] | None = None) -> int:  # noqa: PLR0912, PLR0915
     records: list[dict] = []
     status = 0
     if args.baseline:
-        targets = sorted({t for m in chosen for t in scope(m)}) if args.scope == "area" else ["//..."]
+        targets = sorted({t for m in chosen for t in scope(m)}) if args.scope != "all" else ["//..."]
         log = os.path.join(out, "baseline.log")
         command = check_command(originals, lane, targets, os.path.join(out, "report-baseline"), fail_fast)
         code, output, run_dir, seconds = run_check(command, log)
