@@ -201,7 +201,9 @@ def seed_parameters(model: torch.nn.Module, seed: int = 0) -> torch.nn.Module:
             if not buffer.is_floating_point():
                 continue
             if name.rsplit(".", 1)[-1] == "running_var":
-                fresh = torch.rand(buffer.shape, generator=generator, dtype=buffer.dtype) * 1.5 + 0.5
+                fresh = (
+                    torch.rand(buffer.shape, generator=generator, dtype=buffer.dtype) * 1.5 + 0.5
+                )
             else:
                 fresh = torch.randn(buffer.shape, generator=generator, dtype=buffer.dtype)
             buffer.copy_(fresh)

@@ -16,6 +16,7 @@ from pathlib import Path
 
 import catalogue
 import pytest
+
 from tvm_conformance import runfiles
 
 CATALOGUE = catalogue.load()
@@ -52,7 +53,12 @@ def test_check_finds_duplicate_ids_and_empty_edits() -> None:
     )
     problems = "\n".join(catalogue.check(broken))
     assert f"mutant {first.id!r}: duplicate id" in problems
-    for expected in ("area 'nowhere'", "wheel 'numpy'", "not a relative .py path", "changes nothing"):
+    for expected in (
+        "area 'nowhere'",
+        "wheel 'numpy'",
+        "not a relative .py path",
+        "changes nothing",
+    ):
         assert expected in problems
 
 

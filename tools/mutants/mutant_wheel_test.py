@@ -65,7 +65,7 @@ def test_mutant_wheel_edits_one_file_and_fixes_its_record_line(tmp_path: Path) -
         record = after.read("apache_tvm-9.9.9.dist-info/RECORD").decode().splitlines()
         old_record = before.read("apache_tvm-9.9.9.dist-info/RECORD").decode().splitlines()
     assert f"tvm/ops.py,{_digest(edited)},{len(edited)}" in record
-    changed = [(a, b) for a, b in zip(old_record, record) if a != b]
+    changed = [(a, b) for a, b in zip(old_record, record, strict=True) if a != b]
     assert [a.split(",")[0] for a, _ in changed] == ["tvm/ops.py"]
 
 

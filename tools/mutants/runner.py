@@ -74,18 +74,36 @@ def pinned_wheel(lane: str, dist: str, cache: str = CACHE) -> str:
     version = entry.split("==", 1)[1].split()[0]
     prefix = f"{dist.replace('-', '_')}-{version}-"
     where = os.path.join(cache, "wheels", lane)
-    found = [n for n in sorted(os.listdir(where)) if n.startswith(prefix)] if os.path.isdir(where) else []
+    found = (
+        [n for n in sorted(os.listdir(where)) if n.startswith(prefix)]
+        if os.path.isdir(where)
+        else []
+    )
     if not found:
         os.makedirs(where, exist_ok=True)
         requirement = os.path.join(where, f"{dist}.txt")
         with open(requirement, "w", encoding="utf-8") as stream:
             stream.write(entry + "\n")
         subprocess.run(
-            [sys.executable, "-m", "pip", "download", "--quiet", "--no-deps", "--require-hashes",
-             "--only-binary=:all:", "-r", requirement, "-d", where],
+            [
+                sys.executable,
+                "-m",
+                "pip",
+                "download",
+                "--quiet",
+                "--no-deps",
+                "--require-hashes",
+                "--only-binary=:all:",
+                "-r",
+                requirement,
+                "-d",
+                where,
+            ],
             check=True,
         )
-        found = [n for n in sorted(os.listdir(where)) if n.startswith(prefix) and n.endswith(".whl")]
+        found = [
+            n for n in sorted(os.listdir(where)) if n.startswith(prefix) and n.endswith(".whl")
+        ]
     if len(found) != 1:
         raise ValueError(f"expected one {prefix}*.whl in {where}, found {found}")
     return os.path.join(where, found[0])
@@ -99,21 +117,22 @@ def classify(run_dir: str | None, status: int, output: str) -> dict:
         return {"outcome": "inconclusive", "reason": "the run did not test the mutant wheel"}
     run = results.read_run(run_dir)
     killed_by = [
-        f"{target.label} :: {case.name}"
-        for target, case in run.cases()
-        if case.outcome == "failed"
+        f"{target.label} :: {case.name}" for target, case in run.cases() if case.outcome == "failed"
     ]
     crashed = [
         f"crashed: {label}"
         for label, target in sorted(run.targets.items())
-        if target.status in ("FAILED", "TIMEOUT") and not any(c.outcome == "failed" for c in target.cases)
+        if target.status in ("FAILED", "TIMEOUT")
+        and not any(c.outcome == "failed" for c in target.cases)
         and target.errors
     ]
     if killed_by or crashed:
         return {"outcome": "killed", "killed_by": killed_by + crashed}
     if status == 0 and run.targets:
         return {"outcome": "survived"}
-    failing = sorted(f"{t.status}: {label}" for label, t in run.targets.items() if t.status != "PASSED")
+    failing = sorted(
+        f"{t.status}: {label}" for label, t in run.targets.items() if t.status != "PASSED"
+    )
     return {
         "outcome": "inconclusive",
         "reason": f"check-my-wheel exit {status}, bazel exit {run.exit_code}, no failed case"
@@ -121,7 +140,9 @@ def classify(run_dir: str | None, status: int, output: str) -> dict:
     }
 
 
-def check_command(wheels: dict[str, str], lane: str, targets: list[str], out: str, fail_fast: bool) -> list[str]:
+def check_command(
+    wheels: dict[str, str], lane: str, targets: list[str], out: str, fail_fast: bool
+) -> list[str]:
     """The check-my-wheel command line for these wheels (both given: the run's identity)."""
     command = [sys.executable, os.path.join(ROOT, "tools", "verdict", "check_my_wheel.py")]
     for dist in ("apache-tvm", "apache-tvm-ffi"):
@@ -138,7 +159,9 @@ def run_check(command: list[str], log: str) -> tuple[int, str, str | None, float
     """Run one check, its output to `log`; (exit status, output, run archive, seconds)."""
     start = time.monotonic()
     with open(log, "w", encoding="utf-8") as stream:
-        status = subprocess.run(command, cwd=ROOT, stdout=stream, stderr=subprocess.STDOUT, check=False).returncode
+        status = subprocess.run(
+            command, cwd=ROOT, stdout=stream, stderr=subprocess.STDOUT, check=False
+        ).returncode
     seconds = time.monotonic() - start
     output = Path(log).read_text(encoding="utf-8", errors="replace")
     found = re.findall(r"check_my_wheel: report of (\S+) ->", output)
@@ -149,7 +172,8 @@ def run_check(command: list[str], log: str) -> tuple[int, str, str | None, float
 def table(records: list[dict], catalogue: catalogue_lib.Catalogue) -> str:
     """Markdown: per area, the catalogue's size and each outcome; times to kill; the total."""
     lines = [
-        "| area | mutants | run | killed | survived | inconclusive | equivalent | median s to kill | max s to kill |",
+        "| area | mutants | run | killed | survived | inconclusive | equivalent "
+        "| median s to kill | max s to kill |",
         "|---|---:|---:|---:|---:|---:|---:|---:|---:|",
     ]
     areas = list(catalogue.areas) + ["all"]
@@ -196,18 +220,48 @@ def main(argv: list[str] | None = None) -> int:  # noqa: PLR0912, PLR0915
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--only", nargs="+", default=[], metavar="ID", help="these mutants")
     parser.add_argument("--area", nargs="+", default=[], help="the mutants of these areas")
-    parser.add_argument("--lane", help="the lane whose pinned wheels are mutated (default: the catalogue's)")
-    parser.add_argument("--scope", choices=("area", "rows", "all"), default="area",
-                        help="area: the mutant's test packages (default); rows: only the targets "
-                        "of the rows that should catch it (CI); all: //...")
-    parser.add_argument("--no-fail-fast", action="store_true", help="run every target even after a failure")
-    parser.add_argument("--baseline", action="store_true", help="first check the unmutated wheels (must PASS)")
+    parser.add_argument(
+        "--lane", help="the lane whose pinned wheels are mutated (default: the catalogue's)"
+    )
+    parser.add_argument(
+        "--scope",
+        choices=("area", "rows", "all"),
+        default="area",
+        help="area: the mutant's test packages (default); rows: only the targets "
+        "of the rows that should catch it (CI); all: //...",
+    )
+    parser.add_argument(
+        "--no-fail-fast", action="store_true", help="run every target even after a failure"
+    )
+    parser.add_argument(
+        "--baseline", action="store_true", help="first check the unmutated wheels (must PASS)"
+    )
     parser.add_argument("--out", help="results directory (default mutation-runs/<UTC start>)")
-    parser.add_argument("--record", help="merge the results into this file (e.g. docs/mutation_results.json)")
+    parser.add_argument(
+        "--record", help="merge the results into this file (e.g. docs/mutation_results.json)"
+    )
     parser.add_argument("--list", action="store_true", help="list the catalogue and exit")
-    parser.add_argument("--table", nargs="+", metavar="RESULTS", help="print the table of results files")
+    parser.add_argument(
+        "--table", nargs="+", metavar="RESULTS", help="print the table of results files"
+    )
+    parser.add_argument(
+        "--merge",
+        nargs="+",
+        metavar="RESULTS",
+        help="with --record: merge these results files (in order) and exit",
+    )
     args = parser.parse_args(argv)
     catalogue = catalogue_lib.load()
+    if args.merge:
+        if not args.record:
+            print("mutants: --merge needs --record FILE", file=sys.stderr)
+            return 2
+        for path in args.merge:
+            with open(path, encoding="utf-8") as stream:
+                data = json.load(stream)
+            meta = {k: v for k, v in data.items() if k != "results"}
+            record(os.path.join(ROOT, args.record), list(data["results"]), meta)
+        return 0
     if args.table:
         merged: dict[str, dict] = {}
         for path in args.table:
@@ -239,6 +293,7 @@ def main(argv: list[str] | None = None) -> int:  # noqa: PLR0912, PLR0915
     os.makedirs(out, exist_ok=True)
     originals = {dist: pinned_wheel(lane, dist) for dist in WHEEL_FLAGS}
     fail_fast = not args.no_fail_fast
+
     def scope(mutant: catalogue_lib.Mutant) -> list[str]:
         if args.scope == "all":
             return ["//..."]
@@ -250,27 +305,41 @@ def main(argv: list[str] | None = None) -> int:  # noqa: PLR0912, PLR0915
         "lane": lane,
         "scope": args.scope,
         "fail_fast": fail_fast,
-        "command": "./bazelw run //tools/mutants -- " + " ".join(argv if argv is not None else sys.argv[1:]),
+        "command": "./bazelw run //tools/mutants -- "
+        + " ".join(argv if argv is not None else sys.argv[1:]),
         "started": stamp,
         "catalogue_size": len(catalogue.mutants),
     }
     records: list[dict] = []
     status = 0
     if args.baseline:
-        targets = sorted({t for m in chosen for t in scope(m)}) if args.scope != "all" else ["//..."]
+        targets = (
+            sorted({t for m in chosen for t in scope(m)}) if args.scope != "all" else ["//..."]
+        )
         log = os.path.join(out, "baseline.log")
-        command = check_command(originals, lane, targets, os.path.join(out, "report-baseline"), fail_fast)
+        command = check_command(
+            originals, lane, targets, os.path.join(out, "report-baseline"), fail_fast
+        )
         code, output, run_dir, seconds = run_check(command, log)
         verdict = "PASS" if code == 0 and "NOT TESTED" not in output else "FAIL"
         meta["baseline"] = {"verdict": verdict, "seconds": round(seconds, 1), "targets": targets}
-        print(f"mutants: baseline (unmutated wheels) {verdict} in {seconds:.0f} s; log {log}", flush=True)
+        print(
+            f"mutants: baseline (unmutated wheels) {verdict} in {seconds:.0f} s; log {log}",
+            flush=True,
+        )
         if verdict != "PASS":
             print("mutants: the unmutated wheels must PASS; no mutant was run", file=sys.stderr)
             _write(out, meta, records)
             return 1
     for mutant in chosen:
-        entry = {"id": mutant.id, "area": mutant.area, "wheel": mutant.wheel, "kind": mutant.kind,
-                 "lane": lane, "breaks": mutant.breaks}
+        entry = {
+            "id": mutant.id,
+            "area": mutant.area,
+            "wheel": mutant.wheel,
+            "kind": mutant.kind,
+            "lane": lane,
+            "breaks": mutant.breaks,
+        }
         if mutant.equivalent:
             entry.update(outcome="equivalent", reason=mutant.equivalent, seconds=0.0)
             records.append(entry)
@@ -290,10 +359,14 @@ def main(argv: list[str] | None = None) -> int:  # noqa: PLR0912, PLR0915
         wheels = dict(originals, **{mutant.wheel: wheel})
         targets = scope(mutant)
         log = os.path.join(out, f"{mutant.id}.log")
-        command = check_command(wheels, lane, targets, os.path.join(out, f"report-{mutant.id}"), fail_fast)
+        command = check_command(
+            wheels, lane, targets, os.path.join(out, f"report-{mutant.id}"), fail_fast
+        )
         code, output, run_dir, seconds = run_check(command, log)
         entry.update(classify(run_dir, code, output))
-        entry.update(seconds=round(seconds, 1), sha256=sha, targets=targets, log=log, run_dir=run_dir)
+        entry.update(
+            seconds=round(seconds, 1), sha256=sha, targets=targets, log=log, run_dir=run_dir
+        )
         records.append(entry)
         said = entry.get("killed_by", [entry.get("reason", "")])[:2]
         print(f"mutants: {mutant.id}: {entry['outcome']} in {seconds:.0f} s {said}", flush=True)

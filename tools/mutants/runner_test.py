@@ -87,7 +87,9 @@ def test_table_counts_each_outcome_per_area_and_times_kills_only() -> None:
 def test_record_merges_by_id_newest_wins(tmp_path: Path) -> None:
     path = tmp_path / "results.json"
     runner.record(str(path), [{"id": "b", "outcome": "survived", "log": "x"}], {"lane": "default"})
-    runner.record(str(path), [{"id": "a", "outcome": "killed"}, {"id": "b", "outcome": "killed"}], {})
+    runner.record(
+        str(path), [{"id": "a", "outcome": "killed"}, {"id": "b", "outcome": "killed"}], {}
+    )
     data = json.loads(path.read_text())
     assert data["lane"] == "default"
     assert data["results"]["a"] == {"id": "a", "outcome": "killed"}

@@ -9,7 +9,6 @@ from __future__ import annotations
 import html
 
 import strength
-
 from report_model import (
     FIDELITY_COLUMNS,
     OVERHEAD_NOTE,

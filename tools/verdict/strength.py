@@ -57,8 +57,13 @@ def build(catalogue: dict, recorded: dict) -> dict:
         for i, r in results.items()
         if r.get("outcome") == "survived"
     ] + [
-        {"id": i, "area": mutants[i]["area"], "breaks": mutants[i]["breaks"], "open": False,
-         "closed_by": (r.get("killed_by") or ["?"])[0]}
+        {
+            "id": i,
+            "area": mutants[i]["area"],
+            "breaks": mutants[i]["breaks"],
+            "open": False,
+            "closed_by": (r.get("killed_by") or ["?"])[0],
+        }
         for i, r in results.items()
         if r.get("outcome") == "killed" and r.get("was_survivor")
     ]
