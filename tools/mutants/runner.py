@@ -36,6 +36,7 @@ import argparse
 import json
 import os
 import re
+import shutil
 import statistics
 import subprocess
 import sys
@@ -54,6 +55,9 @@ import mutant_wheel  # noqa: E402
 import results  # noqa: E402
 
 WHEEL_FLAGS = {"apache-tvm": "--tvm-wheel", "apache-tvm-ffi": "--tvm-ffi-wheel"}
+# The host's python3, as the README runs check_my_wheel.py: under `bazel run` sys.executable is
+# the lane venv's, which each mutant's `./bazelw test` re-creates under this very process.
+PYTHON = shutil.which("python3") or sys.executable
 OUTCOMES = ("killed", "survived", "inconclusive", "equivalent")
 CACHE = os.path.join(os.path.expanduser("~"), ".cache", "tvm_conformance", "mutants")
 
@@ -86,7 +90,7 @@ def pinned_wheel(lane: str, dist: str, cache: str = CACHE) -> str:
             stream.write(entry + "\n")
         subprocess.run(
             [
-                sys.executable,
+                PYTHON,
                 "-m",
                 "pip",
                 "download",
@@ -144,7 +148,7 @@ def check_command(
     wheels: dict[str, str], lane: str, targets: list[str], out: str, fail_fast: bool
 ) -> list[str]:
     """The check-my-wheel command line for these wheels (both given: the run's identity)."""
-    command = [sys.executable, os.path.join(ROOT, "tools", "verdict", "check_my_wheel.py")]
+    command = [PYTHON, os.path.join(ROOT, "tools", "verdict", "check_my_wheel.py")]
     for dist in ("apache-tvm", "apache-tvm-ffi"):
         command += [WHEEL_FLAGS[dist], wheels[dist]]
     command += ["--lane", lane, "--out", out]
