@@ -187,6 +187,31 @@ def import_model(
     return ImportedModel(mod=mod, weights=weights, var_names=var_names, num_inputs=num_inputs)
 
 
+def seed_parameters(model: torch.nn.Module, seed: int = 0) -> torch.nn.Module:
+    """Give every parameter and floating-point buffer of ``model`` seeded random values; return it.
+
+    PyTorch's default initialisation hides whole classes of import bugs: a LayerNorm's unit
+    weight and zero bias, a BatchNorm's zero mean and unit variance make a dropped or swapped
+    parameter invisible. Weights and biases get N(0, 1) values; buffers named ``running_var``
+    (variances) get U(0.5, 2.0); integer buffers (``num_batches_tracked``) are kept.
+    """
+    generator = torch.Generator().manual_seed(seed)
+    with torch.no_grad():
+        for _, param in sorted(model.named_parameters()):
+            param.copy_(torch.randn(param.shape, generator=generator, dtype=param.dtype))
+        for name, buffer in sorted(model.named_buffers()):
+            if not buffer.is_floating_point():
+                continue
+            if name.rsplit(".", 1)[-1] == "running_var":
+                fresh = (
+                    torch.rand(buffer.shape, generator=generator, dtype=buffer.dtype) * 1.5 + 0.5
+                )
+            else:
+                fresh = torch.randn(buffer.shape, generator=generator, dtype=buffer.dtype)
+            buffer.copy_(fresh)
+    return model
+
+
 def _to_numpy(value: WeightValue) -> np.ndarray:
     if isinstance(value, torch.Tensor):
         return value.detach().cpu().numpy()

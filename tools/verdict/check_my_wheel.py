@@ -3,7 +3,8 @@
 
     tools/verdict/check_my_wheel.py --tvm-wheel /path/apache_tvm-X-py3-none-any.whl
     tools/verdict/check_my_wheel.py --tvm-wheel W [--tvm-ffi-wheel F] [--config cpu|cuda|cuda_gpu]
-                            [--lane default|ffi_next|tvm_prev] [-- extra ./bazelw test args]
+                            [--lane default|ffi_next|tvm_prev] [--targets PATTERN ...]
+                            [--fail-fast] [-- extra ./bazelw test args]
 
 It checks the wheels before anything is built (a wheel of the right distribution, a readable
 file, tags that install into the lane's Python and platform: the host python3 the venv is made
@@ -15,6 +16,9 @@ where there is one, prints the verdict (tools/verdict/verdict.py verdict_of()) a
 
 configs: cpu runs the llvm set; cuda adds the CUDA variants (cuda cases skip, with their reason,
 without a GPU); cuda_gpu is cuda where a cuda case that cannot run fails (a GPU runner).
+--targets runs only those target patterns instead of `//...` (a partial check: the verdict
+speaks for those targets alone); --fail-fast stops at the first failed test target (Bazel's
+--notest_keep_going), for a FAIL as cheap as possible (tools/mutants uses both).
 Standard library only.
 """
 
@@ -192,7 +196,9 @@ def bazel_command(args: argparse.Namespace, wheels: dict[str, str]) -> list[str]
         command.append(f"--config={args.lane}")
     command += CONFIGS[args.config]
     command += [f"--repo_env={WHEEL_VARS[dist]}={path}" for dist, path in wheels.items()]
-    return command + list(args.bazel_args or []) + ["//..."]
+    if getattr(args, "fail_fast", False):
+        command.append("--notest_keep_going")
+    return command + list(args.bazel_args or []) + list(getattr(args, "targets", None) or ["//..."])
 
 
 def own_column(run_dir: str, rows_path: str) -> tuple[dict, dict]:
@@ -231,6 +237,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--config", default="cpu", help="cpu (default), cuda or cuda_gpu")
     parser.add_argument("--lane", default="default", help="whose pins fill in the rest")
     parser.add_argument("--out", default=os.path.join(ROOT, "conformance-report"))
+    parser.add_argument(
+        "--targets", nargs="+", metavar="PATTERN", help="target patterns instead of //..."
+    )
+    parser.add_argument(
+        "--fail-fast", action="store_true", help="stop at the first failed test target"
+    )
     parser.add_argument("bazel_args", nargs="*", help="after --: more ./bazelw test arguments")
     args = parser.parse_args(argv)
     try:

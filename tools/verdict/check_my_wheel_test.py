@@ -263,3 +263,26 @@ def test_check_my_wheel_verdict_line_says_partial(
     assert check_my_wheel.main(["--tvm-wheel", str(wheel), "--", "--", "-//pkg:b_test"]) == 0
     last = capsys.readouterr().out.strip().splitlines()[-1]
     assert last.startswith("verdict: PASS (") and "PARTIAL: -//pkg:b_test" in last, last
+
+
+def test_targets_and_fail_fast_narrow_the_command(
+    workspace: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(workspace)
+    tvm = _wheel(workspace / "tvm.whl")
+    parsed = check_my_wheel.argparse.Namespace(
+        lane="default",
+        config="cpu",
+        bazel_args=[],
+        targets=["//python/tests/ffi/...", "//cpp/tests/..."],
+        fail_fast=True,
+    )
+    wheels = {"apache-tvm": check_my_wheel.check_wheel(str(tvm), "apache-tvm")}
+    command = check_my_wheel.bazel_command(parsed, wheels)
+    assert command[-2:] == ["//python/tests/ffi/...", "//cpp/tests/..."]
+    assert "//..." not in command
+    assert "--notest_keep_going" in command
+    # Without them: the whole suite, every target run.
+    parsed.targets, parsed.fail_fast = None, False
+    command = check_my_wheel.bazel_command(parsed, wheels)
+    assert command[-1] == "//..." and "--notest_keep_going" not in command

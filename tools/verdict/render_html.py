@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import html
 
+import strength
 from report_model import (
     FIDELITY_COLUMNS,
     OVERHEAD_NOTE,
@@ -151,5 +152,6 @@ def render(report: dict) -> str:
         for row in rows:
             parts.append("<tr>" + "".join(f"<td>{e(c)}</td>" for c in row) + "</tr>")
         parts.append("</table>")
+    parts.append(strength.html_section(report.get("strength")))
     parts.append("</body></html>\n")
     return "".join(parts)

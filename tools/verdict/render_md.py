@@ -8,6 +8,7 @@ previous run of its identity; then deviations, skips, exception fidelity and ove
 from __future__ import annotations
 
 import report_model as model
+import strength
 
 
 def _md(text: object) -> str:
@@ -80,6 +81,7 @@ def render(report: dict) -> str:
         out += ["|" + "---|" * (len(names) + 2)]
         out += ["| " + " | ".join(_md(c) for c in row) + " |" for row in rows]
         out.append("")
+    out += strength.markdown_lines(report.get("strength"))
     return "\n".join(out)
 
 

@@ -40,6 +40,7 @@ import render_json
 import render_md
 import report_model
 import results
+import strength
 import verdict
 
 # The files of a report and the renderer of each, all over one model (report_model.build()).
@@ -95,6 +96,8 @@ def main(argv: list[str] | None = None) -> int:
         )
     )
     report = report_model.build(runs, rows, verdict.load_registry(workspace), every=every)
+    # The kit's own strength (tools/mutants): the same for every column, from the recorded run.
+    report["strength"] = strength.load(workspace)
     write(report, args.out)
     print(f"report: {len(runs)} run(s), {len(report['columns'])} column(s) -> {args.out}")
     if report["partial_left_out"]:

@@ -4,7 +4,7 @@ import pytest
 import torch
 import tvm
 
-from tvm_conformance.model_import import verify_model
+from tvm_conformance.model_import import seed_parameters, verify_model
 
 
 class Mlp(torch.nn.Module):
@@ -24,8 +24,9 @@ class Mlp(torch.nn.Module):
 def test_mlp_matches_pytorch(frontend: str, target: str, dev: tvm.runtime.Device) -> None:
     torch.manual_seed(0)
     verify_model(
-        Mlp().eval(),
-        [torch.randn(2, 16)],
+        seed_parameters(Mlp()).eval(),
+        # Scaled so that the ReLU sees inputs on both sides of 0 and beyond 6.
+        [torch.randn(2, 16) * 4.0],
         expected_ops=["relax.matmul", "relax.nn.relu", "relax.add"],
         frontend=frontend,
         target=target,

@@ -9,7 +9,7 @@ import tvm
 from tvm import relax
 
 from tvm_conformance import deviations
-from tvm_conformance.model_import import bind_weights, import_model, verify_model
+from tvm_conformance.model_import import bind_weights, import_model, seed_parameters, verify_model
 from tvm_conformance.observed import BatchStatisticsUsed
 
 
@@ -44,7 +44,7 @@ class ConvBatchNorm(torch.nn.Module):
 def test_layer_norm_matches_pytorch(frontend: str, target: str, dev: tvm.runtime.Device) -> None:
     torch.manual_seed(0)
     verify_model(
-        LinearLayerNorm().eval(),
+        seed_parameters(LinearLayerNorm()).eval(),
         [torch.randn(2, 5, 8)],
         expected_ops=["relax.nn.layer_norm"],
         frontend=frontend,
@@ -62,7 +62,7 @@ def test_layer_norm_matches_pytorch(frontend: str, target: str, dev: tvm.runtime
 )
 def test_batch_norm_uses_running_stats(frontend: str, target: str, dev: tvm.runtime.Device) -> None:
     torch.manual_seed(0)
-    model = ConvBatchNorm().eval()
+    model = seed_parameters(ConvBatchNorm()).eval()
     inputs = [torch.rand(1, 3, 8, 8)]
     try:
         verify_model(

@@ -4,7 +4,7 @@ import pytest
 import torch
 import tvm
 
-from tvm_conformance.model_import import verify_model
+from tvm_conformance.model_import import seed_parameters, verify_model
 from tvm_conformance.seed_models import ConvSoftmax
 
 
@@ -14,7 +14,7 @@ def test_conv_softmax_matches_pytorch(
     frontend: str, exec_mode: str, target: str, dev: tvm.runtime.Device
 ) -> None:
     torch.manual_seed(0)
-    model = ConvSoftmax().float().eval()
+    model = seed_parameters(ConvSoftmax().float()).eval()
     data = torch.rand([1, 3, 10, 10])
     verify_model(
         model,

@@ -1,0 +1,114 @@
+"""The mutant catalogue (tools/mutants/catalogue.json): read it, check it, apply a mutant.
+
+A mutant is one exact text edit of one Python file of the lane's apache-tvm or apache-tvm-ffi
+wheel: `old` occurs exactly once in `file` (a path inside the wheel, e.g. tvm_ffi/container.py)
+and is replaced by `new`. The catalogue is plain data, like the deviation registry; this module
+is the one reader (the runner, its tests and the report's strength section use it).
+Standard library only.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from dataclasses import dataclass, field
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+CATALOGUE = os.path.join(HERE, "catalogue.json")
+WHEELS = ("apache-tvm", "apache-tvm-ffi")
+KINDS = ("plain", "subtle")
+
+
+class CatalogueError(ValueError):
+    """The catalogue or a mutant does not hold together (raised with every problem listed)."""
+
+
+@dataclass(frozen=True)
+class Mutant:
+    """One planted break: an exact edit of one file of one wheel."""
+
+    id: str
+    area: str
+    wheel: str
+    file: str
+    old: str
+    new: str
+    breaks: str
+    rows: tuple[str, ...] = ()
+    kind: str = "subtle"
+    # Set when no test can tell the mutant from the original: the reason why.
+    equivalent: str = ""
+
+
+@dataclass(frozen=True)
+class Catalogue:
+    """The catalogue: the lane and wheel versions it was written against, areas, mutants."""
+
+    lane: str
+    wheels: dict[str, str]
+    areas: dict[str, dict]
+    mutants: tuple[Mutant, ...] = field(default_factory=tuple)
+
+    def by_id(self, mutant_id: str) -> Mutant:
+        """The mutant with this id; KeyError naming the known ids otherwise."""
+        for mutant in self.mutants:
+            if mutant.id == mutant_id:
+                return mutant
+        raise KeyError(f"no mutant {mutant_id!r}; known: {', '.join(m.id for m in self.mutants)}")
+
+    def targets_of(self, mutant: Mutant) -> list[str]:
+        """The Bazel target patterns of the mutant's area (a targeted run)."""
+        return list(self.areas[mutant.area]["targets"])
+
+    def row_targets_of(self, mutant: Mutant) -> list[str]:
+        """The test targets of the rows that should catch the mutant (`//pkg:target`)."""
+        return sorted({row.split(" :: ")[0] for row in mutant.rows})
+
+
+def load(path: str = CATALOGUE) -> Catalogue:
+    """Read and check the catalogue; CatalogueError lists every problem found."""
+    with open(path, encoding="utf-8") as stream:
+        data = json.load(stream)
+    mutants = tuple(
+        Mutant(**{**entry, "rows": tuple(entry.get("rows", ()))}) for entry in data["mutants"]
+    )
+    catalogue = Catalogue(data["lane"], dict(data["wheels"]), dict(data["areas"]), mutants)
+    problems = check(catalogue)
+    if problems:
+        raise CatalogueError(f"{path}:\n  " + "\n  ".join(problems))
+    return catalogue
+
+
+def check(catalogue: Catalogue) -> list[str]:
+    """Problems of the catalogue's shape (files are checked by apply())."""
+    problems: list[str] = []
+    seen: set[str] = set()
+    for mutant in catalogue.mutants:
+        where = f"mutant {mutant.id!r}"
+        if mutant.id in seen:
+            problems.append(f"{where}: duplicate id")
+        seen.add(mutant.id)
+        if mutant.area not in catalogue.areas:
+            problems.append(f"{where}: area {mutant.area!r} not in {sorted(catalogue.areas)}")
+        if mutant.wheel not in WHEELS:
+            problems.append(f"{where}: wheel {mutant.wheel!r} not one of {WHEELS}")
+        if mutant.kind not in KINDS:
+            problems.append(f"{where}: kind {mutant.kind!r} not one of {KINDS}")
+        if not mutant.file.endswith(".py") or os.path.isabs(mutant.file):
+            problems.append(f"{where}: file {mutant.file!r} is not a relative .py path")
+        if not mutant.old or mutant.old == mutant.new:
+            problems.append(f"{where}: the edit changes nothing")
+        if not mutant.breaks.strip():
+            problems.append(f"{where}: says nothing about the behaviour it breaks")
+    return problems
+
+
+def apply(text: str, mutant: Mutant) -> str:
+    """`text` with the mutant's edit; CatalogueError unless `old` occurs exactly once."""
+    count = text.count(mutant.old)
+    if count != 1:
+        raise CatalogueError(
+            f"mutant {mutant.id!r}: its old text occurs {count} times in {mutant.file} "
+            "(must be exactly once)"
+        )
+    return text.replace(mutant.old, mutant.new, 1)

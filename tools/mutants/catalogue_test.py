@@ -1,0 +1,98 @@
+"""The mutant catalogue: its shape, its rows, and every edit against the installed wheels.
+
+The edits are checked against the very files this test's venv installed: each mutant's old
+text occurs exactly once in its file, and the mutated file still compiles (a mutant that does
+not parse would only measure the import). The catalogue names the wheel versions it was written
+for; in a lane whose wheel of that distribution differs (ffi_next's tvm-ffi, tvm_prev's both),
+those mutants skip, naming both versions: a catalogue for another lane is its own file.
+"""
+
+from __future__ import annotations
+
+import importlib.metadata
+import importlib.util
+import os
+from pathlib import Path
+
+import catalogue
+import pytest
+
+from tvm_conformance import runfiles
+
+CATALOGUE = catalogue.load()
+TOP_LEVEL = {"apache-tvm": "tvm", "apache-tvm-ffi": "tvm_ffi"}
+# The areas of the conformance map (docs/conformance.md) the issue asks the catalogue to cover.
+MAP_AREAS = {"ffi", "relax", "frontend", "targets", "deploy"}
+
+
+def test_catalogue_has_forty_mutants_over_every_area_of_the_map() -> None:
+    assert len(CATALOGUE.mutants) >= 40
+    per_area = {area: [m for m in CATALOGUE.mutants if m.area == area] for area in MAP_AREAS}
+    assert set(CATALOGUE.areas) == MAP_AREAS
+    assert all(len(mutants) >= 3 for mutants in per_area.values()), {
+        a: len(m) for a, m in per_area.items()
+    }
+    # Not only crashes: most mutants are subtle (a wrong default, an off-by-one, ...).
+    subtle = [m for m in CATALOGUE.mutants if m.kind == "subtle"]
+    assert len(subtle) > len(CATALOGUE.mutants) // 2
+
+
+def test_rows_are_rows_of_the_conformance_map() -> None:
+    text = Path(runfiles.rlocation("docs/conformance.md")).read_text()
+    missing = [(m.id, row) for m in CATALOGUE.mutants for row in m.rows if row not in text]
+    assert not missing
+
+
+def test_check_finds_duplicate_ids_and_empty_edits() -> None:
+    first = CATALOGUE.mutants[0]
+    broken = catalogue.Catalogue(
+        CATALOGUE.lane,
+        CATALOGUE.wheels,
+        CATALOGUE.areas,
+        (first, first, catalogue.Mutant("x", "nowhere", "numpy", "/abs.py", "a", "a", " ")),
+    )
+    problems = "\n".join(catalogue.check(broken))
+    assert f"mutant {first.id!r}: duplicate id" in problems
+    for expected in (
+        "area 'nowhere'",
+        "wheel 'numpy'",
+        "not a relative .py path",
+        "changes nothing",
+    ):
+        assert expected in problems
+
+
+def test_apply_refuses_an_edit_that_does_not_occur_exactly_once() -> None:
+    mutant = catalogue.Mutant("m", "ffi", "apache-tvm", "x.py", "a = 1\n", "a = 2\n", "b")
+    assert catalogue.apply("a = 1\nb = 3\n", mutant) == "a = 2\nb = 3\n"
+    for text, count in (("b = 3\n", 0), ("a = 1\na = 1\n", 2)):
+        with pytest.raises(catalogue.CatalogueError, match=f"occurs {count} times in x.py"):
+            catalogue.apply(text, mutant)
+
+
+def _installed(mutant: catalogue.Mutant) -> Path:
+    spec = importlib.util.find_spec(TOP_LEVEL[mutant.wheel])
+    assert spec is not None and spec.submodule_search_locations
+    site = Path(next(iter(spec.submodule_search_locations))).parent
+    return site / mutant.file
+
+
+@pytest.mark.parametrize("mutant", CATALOGUE.mutants, ids=lambda m: m.id)
+def test_edit_applies_exactly_once_to_the_installed_wheel(mutant: catalogue.Mutant) -> None:
+    installed = importlib.metadata.version(mutant.wheel)
+    wanted = CATALOGUE.wheels[mutant.wheel]
+    if installed != wanted:
+        pytest.skip(f"this lane installs {mutant.wheel} {installed}; the catalogue is for {wanted}")
+    path = _installed(mutant)
+    text = path.read_text(encoding="utf-8")
+    mutated = catalogue.apply(text, mutant)
+    assert mutated != text
+    compile(mutated, os.fspath(path), "exec")
+
+
+def test_row_targets_are_the_labels_of_the_rows() -> None:
+    mutant = catalogue.Mutant(
+        "m", "ffi", "apache-tvm", "x.py", "a", "b", "c",
+        rows=("//p:t :: test_a[x]", "//p:t :: test_b", "//q:u :: Suite.Case"),
+    )  # fmt: skip
+    assert CATALOGUE.row_targets_of(mutant) == ["//p:t", "//q:u"]

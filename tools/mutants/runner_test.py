@@ -1,0 +1,97 @@
+"""The runner: how a check-my-wheel run of a mutant is classified, the check command it runs,
+the pinned wheel it mutates, the table and the results file."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import catalogue
+import fake_runs
+import runner
+
+LABEL = "//python/tests/ffi:container_test"
+
+
+def _run(tmp_path: Path, outcome: str, **kwargs: object) -> str:
+    junit = fake_runs.junit([fake_runs.case_xml("test_a"), fake_runs.case_xml("test_b", outcome)])
+    return fake_runs.archive(tmp_path, {LABEL: junit}, **kwargs)
+
+
+def test_a_failed_case_is_a_kill_naming_the_case(tmp_path: Path) -> None:
+    run_dir = _run(tmp_path, "failed", exit_code=3)
+    assert runner.classify(run_dir, 1, "verdict: FAIL") == {
+        "outcome": "killed",
+        "killed_by": [f"{LABEL} :: test_b"],
+    }
+
+
+def test_a_passing_run_is_a_survivor(tmp_path: Path) -> None:
+    assert runner.classify(_run(tmp_path, "passed"), 0, "verdict: PASS")["outcome"] == "survived"
+
+
+def test_a_strict_xpass_kills(tmp_path: Path) -> None:
+    result = runner.classify(_run(tmp_path, "xpass", exit_code=3), 1, "verdict: FAIL")
+    assert result["outcome"] == "killed"
+
+
+def test_runs_that_broke_for_another_reason_are_never_kills(tmp_path: Path) -> None:
+    assert runner.classify(None, 1, "")["outcome"] == "inconclusive"
+    assert runner.classify(None, 2, "check_my_wheel: bad")["outcome"] == "inconclusive"
+    untested = runner.classify(_run(tmp_path, "failed"), 1, "check_my_wheel: NOT TESTED: x.whl")
+    assert untested["outcome"] == "inconclusive"
+    # Bazel failed (a build error), no case failed: not a kill.
+    broken = runner.classify(_run(tmp_path, "passed", exit_code=1), 1, "verdict: FAIL")
+    assert broken["outcome"] == "inconclusive" and "bazel exit 1" in broken["reason"]
+
+
+def test_check_command_gives_both_wheels_the_targets_and_fail_fast() -> None:
+    wheels = {"apache-tvm": "/w/tvm.whl", "apache-tvm-ffi": "/w/ffi.whl"}
+    command = runner.check_command(wheels, "default", ["//python/tests/ffi/..."], "/o", True)
+    assert command[1].endswith("tools/verdict/check_my_wheel.py")
+    assert command[2:] == [
+        "--tvm-wheel", "/w/tvm.whl", "--tvm-ffi-wheel", "/w/ffi.whl", "--lane", "default",
+        "--out", "/o", "--targets", "//python/tests/ffi/...", "--fail-fast",
+    ]  # fmt: skip
+    whole = runner.check_command(wheels, "ffi_next", ["//..."], "/o", False)
+    assert "--targets" not in whole and "--fail-fast" not in whole
+
+
+def test_lock_entry_is_the_hashed_pin_of_that_distribution_only() -> None:
+    lock = (
+        "apache-tvm==0.27.0.post1 \\\n    --hash=sha256:aa \\\n    --hash=sha256:bb\n"
+        "apache-tvm-ffi==0.1.14.post0 \\\n    --hash=sha256:cc\n"
+    )
+    assert runner.lock_entry(lock, "apache-tvm") == (
+        "apache-tvm==0.27.0.post1 \\\n    --hash=sha256:aa \\\n    --hash=sha256:bb"
+    )
+    assert runner.lock_entry(lock, "apache-tvm-ffi").endswith("--hash=sha256:cc")
+
+
+def test_table_counts_each_outcome_per_area_and_times_kills_only() -> None:
+    cat = catalogue.load()
+    records = [
+        {"id": "a", "area": "ffi", "outcome": "killed", "seconds": 10.0},
+        {"id": "b", "area": "ffi", "outcome": "killed", "seconds": 30.0},
+        {"id": "c", "area": "ffi", "outcome": "killed", "seconds": 50.0},
+        {"id": "d", "area": "ffi", "outcome": "survived", "seconds": 200.0},
+        {"id": "e", "area": "deploy", "outcome": "inconclusive", "seconds": 5.0},
+    ]
+    lines = runner.table(records, cat).splitlines()
+    ffi_size = sum(1 for m in cat.mutants if m.area == "ffi")
+    assert f"| ffi | {ffi_size} | 4 | 3 | 1 | 0 | 0 | 30 | 50 |" in lines
+    assert f"| all | {len(cat.mutants)} | 5 | 3 | 1 | 1 | 0 | 30 | 50 |" in lines
+    assert lines[-1] == "Total time: 295 s for 5 mutant(s)."
+
+
+def test_record_merges_by_id_newest_wins(tmp_path: Path) -> None:
+    path = tmp_path / "results.json"
+    runner.record(str(path), [{"id": "b", "outcome": "survived", "log": "x"}], {"lane": "default"})
+    runner.record(
+        str(path), [{"id": "a", "outcome": "killed"}, {"id": "b", "outcome": "killed"}], {}
+    )
+    data = json.loads(path.read_text())
+    assert data["lane"] == "default"
+    assert data["results"]["a"] == {"id": "a", "outcome": "killed"}
+    # b survived the first run and was killed by the second: closed, and the file says so.
+    assert data["results"]["b"] == {"id": "b", "outcome": "killed", "was_survivor": True}
