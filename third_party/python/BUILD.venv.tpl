@@ -48,7 +48,10 @@ _INSTALLERS = glob(
 # and CMake files left out as above.
 _TORCH_FILES = glob(
     [_SITE_PACKAGES + "/" + n + tail for n in TORCH_ONLY for tail in ("", "/**")],
-    exclude = [_SITE_PACKAGES + "/torch/include/**", _SITE_PACKAGES + "/torch/share/**"],
+    exclude = [
+        _SITE_PACKAGES + "/torch/include/**",
+        _SITE_PACKAGES + "/torch/share/**",
+    ],
 )
 
 _INSTALLER_FILES = glob([_SITE_PACKAGES + "/" + n + tail for n in INSTALLERS for tail in ("", "/**")])

@@ -281,9 +281,7 @@ class PassThrough(grpc.GenericRpcHandler):
         return make(behaviour)
 
 
-def _start(
-    listen: str, upstream: str, workers: int = 32
-) -> tuple[grpc.Server, int, grpc.Channel]:
+def _start(listen: str, upstream: str, workers: int = 32) -> tuple[grpc.Server, int, grpc.Channel]:
     options = [("grpc.max_receive_message_length", -1), ("grpc.max_send_message_length", -1)]
     channel = grpc.insecure_channel(upstream, options=options)
     server = grpc.server(futures.ThreadPoolExecutor(max_workers=workers), options=options)
