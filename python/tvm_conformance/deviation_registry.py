@@ -332,6 +332,65 @@ DEVIATIONS: tuple[Deviation, ...] = (
             "test_batch_norm_uses_running_stats[cuda-fx]",
         ),
     ),
+    Deviation(
+        id="frontend-ep-batchnorm-default-batch-stats",
+        area="frontend",
+        expected="An eval-mode BatchNorm2d imported with from_exported_program(..., "
+        "run_ep_decomposition=False), where it reaches TVM as aten.batch_norm.default, "
+        "normalizes by its running statistics, as PyTorch does and as the decomposed path does.",
+        actual="TVM 0.27 translates aten.batch_norm.default as if it had "
+        "_native_batch_norm_legit's arguments: training is forced on and its arguments are read "
+        "one place off (momentum becomes eps), so the output is train-mode BatchNorm with "
+        "eps=momentum and differs from PyTorch (the same in TVM 0.26).",
+        raises="tvm_conformance.observed.BatchStatisticsUsed",
+        tests=(
+            "//python/tests/frontend:normalization_test_llvm :: "
+            "test_batch_norm_uses_running_stats[llvm-exported_program_undecomposed]",
+            "//python/tests/frontend:normalization_test_cuda :: "
+            "test_batch_norm_uses_running_stats[cuda-exported_program_undecomposed]",
+        ),
+    ),
+    Deviation(
+        id="frontend-fx-functional-keywords-ignored",
+        area="frontend",
+        expected="from_fx reads a functional op's arguments whether fx recorded them by "
+        "position or by keyword, as PyTorch does: F.conv2d(x, w, b, stride=2, padding=1), "
+        "F.conv2d(x, w, bias=b), F.linear(x, w, bias=b), F.layer_norm(x, shape, w, b) and "
+        "F.layer_norm(x, shape, eps=0.1), F.max_pool2d(x, 3, 2, 1) match PyTorch (seed 003).",
+        actual="TVM 0.27's (and 0.26's) from_fx reads these ops' arguments from node.args only, so "
+        "every argument fx recorded as a keyword is dropped silently: the output is the "
+        "call's without them (stride 1 and padding 0, no bias, unit weight and zero bias, eps"
+        " 1e-5, stride = kernel and padding 0). F.layer_norm and F.max_pool2d record their "
+        "arguments as keywords even when written positionally (fx traces them through their "
+        "torch-function dispatch).",
+        raises="tvm_conformance.observed.KeywordArgumentsIgnored",
+        tests=(
+            "//python/tests/frontend:functional_keywords_test_llvm :: "
+            "test_functional_arguments_are_read[llvm-conv2d_keyword_stride_padding]",
+            "//python/tests/frontend:functional_keywords_test_llvm :: "
+            "test_functional_arguments_are_read[llvm-conv2d_keyword_bias]",
+            "//python/tests/frontend:functional_keywords_test_llvm :: "
+            "test_functional_arguments_are_read[llvm-linear_keyword_bias]",
+            "//python/tests/frontend:functional_keywords_test_llvm :: "
+            "test_functional_arguments_are_read[llvm-layer_norm_weight_bias]",
+            "//python/tests/frontend:functional_keywords_test_llvm :: "
+            "test_functional_arguments_are_read[llvm-layer_norm_eps]",
+            "//python/tests/frontend:functional_keywords_test_llvm :: "
+            "test_functional_arguments_are_read[llvm-max_pool2d_stride_padding]",
+            "//python/tests/frontend:functional_keywords_test_cuda :: "
+            "test_functional_arguments_are_read[cuda-conv2d_keyword_stride_padding]",
+            "//python/tests/frontend:functional_keywords_test_cuda :: "
+            "test_functional_arguments_are_read[cuda-conv2d_keyword_bias]",
+            "//python/tests/frontend:functional_keywords_test_cuda :: "
+            "test_functional_arguments_are_read[cuda-linear_keyword_bias]",
+            "//python/tests/frontend:functional_keywords_test_cuda :: "
+            "test_functional_arguments_are_read[cuda-layer_norm_weight_bias]",
+            "//python/tests/frontend:functional_keywords_test_cuda :: "
+            "test_functional_arguments_are_read[cuda-layer_norm_eps]",
+            "//python/tests/frontend:functional_keywords_test_cuda :: "
+            "test_functional_arguments_are_read[cuda-max_pool2d_stride_padding]",
+        ),
+    ),
     # --- lanes (version-specific) ------------------------------------------------------------
     Deviation(
         id="ffi-save-json-ir-node-segfault",

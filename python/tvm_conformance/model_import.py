@@ -26,7 +26,10 @@ from tvm import relax
 
 from tvm_conformance.testing import assert_on_device
 
-FRONTENDS: tuple[str, ...] = ("exported_program", "fx")
+# "exported_program_undecomposed" is from_exported_program(run_ep_decomposition=False): the
+# program's ATen ops (aten.layer_norm, aten.batch_norm, ...) reach TVM's translators as they are,
+# not decomposed into core ATen first (the default), so those translators are checked too.
+FRONTENDS: tuple[str, ...] = ("exported_program", "exported_program_undecomposed", "fx")
 EXEC_MODES: tuple[str, ...] = ("bytecode", "compiled")
 
 WeightValue = torch.Tensor | np.ndarray | tvm.runtime.Tensor
@@ -137,11 +140,15 @@ def import_model(
     """Import ``model`` through a Relax frontend and detach its weights, named as in PyTorch."""
     inputs = _check_model_and_inputs(model, inputs)
     _check_frontend(frontend)
-    if frontend == "exported_program":
+    if frontend.startswith("exported_program"):
         from tvm.relax.frontend.torch import from_exported_program
 
         program = torch.export.export(model, inputs)
-        mod = from_exported_program(program, keep_params_as_input=True)
+        mod = from_exported_program(
+            program,
+            keep_params_as_input=True,
+            run_ep_decomposition=frontend == "exported_program",
+        )
         kind = torch.export.graph_signature.InputKind.PARAMETER
         torch_name_of = {
             spec.arg.name: spec.target

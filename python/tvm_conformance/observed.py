@@ -45,6 +45,11 @@ class CallbackNotCalled(DeviationObserved):
     without calling it, or the built executable holds no call of it (removed as dead code)."""
 
 
+class KeywordArgumentsIgnored(DeviationObserved):
+    """An importer dropped arguments a call passed by keyword: its output is exactly the
+    call's output without them."""
+
+
 class LoaderNotRegistered(DeviationObserved):
     """A module loader the runtime ships is not registered until the process loads it."""
 

@@ -25,7 +25,8 @@ def _verify(**overrides: Any) -> None:
 def test_unknown_frontend() -> None:
     with pytest.raises(
         ValueError,
-        match=r"unknown frontend 'torchscript'; expected one of \['exported_program', 'fx'\]",
+        match=r"unknown frontend 'torchscript'; expected one of "
+        r"\['exported_program', 'exported_program_undecomposed', 'fx'\]",
     ):
         _verify(frontend="torchscript")
 

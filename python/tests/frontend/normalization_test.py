@@ -26,12 +26,13 @@ class LinearLayerNorm(torch.nn.Module):
 
 
 class ConvBatchNorm(torch.nn.Module):
-    """Conv2d then BatchNorm2d with non-trivial running statistics (buffers, not weights)."""
+    """Conv2d then BatchNorm2d with non-trivial running statistics (buffers, not weights) and a
+    momentum that is not the default (eval mode ignores it; a translator must too)."""
 
     def __init__(self) -> None:
         super().__init__()
         self.conv = torch.nn.Conv2d(3, 4, 3)
-        self.norm = torch.nn.BatchNorm2d(4)
+        self.norm = torch.nn.BatchNorm2d(4, momentum=0.3)
         with torch.no_grad():
             self.norm.running_mean.uniform_(-1.0, 1.0)
             self.norm.running_var.uniform_(0.5, 2.0)
@@ -40,7 +41,7 @@ class ConvBatchNorm(torch.nn.Module):
         return self.norm(self.conv(x))
 
 
-@pytest.mark.parametrize("frontend", ["exported_program", "fx"])
+@pytest.mark.parametrize("frontend", ["exported_program", "exported_program_undecomposed", "fx"])
 def test_layer_norm_matches_pytorch(frontend: str, target: str, dev: tvm.runtime.Device) -> None:
     torch.manual_seed(0)
     verify_model(
@@ -57,6 +58,10 @@ def test_layer_norm_matches_pytorch(frontend: str, target: str, dev: tvm.runtime
     "frontend",
     [
         "exported_program",
+        pytest.param(
+            "exported_program_undecomposed",
+            marks=deviations.xfail("frontend-ep-batchnorm-default-batch-stats"),
+        ),
         pytest.param("fx", marks=deviations.xfail("frontend-fx-batchnorm-batch-stats")),
     ],
 )
@@ -74,16 +79,28 @@ def test_batch_norm_uses_running_stats(frontend: str, target: str, dev: tvm.runt
             dev=dev,
         )
     except AssertionError as err:
-        if _normalizes_by_batch_stats(model, inputs, frontend, target, dev):
-            raise BatchStatisticsUsed(f"{frontend}: output matches train-mode BatchNorm") from err
+        # How each path deviates (TVM 0.27): from_fx keeps eps; the undecomposed
+        # aten.batch_norm translator reads its arguments one place off, so momentum is its eps.
+        eps = model.norm.momentum if frontend == "exported_program_undecomposed" else model.norm.eps
+        if _normalizes_by_batch_stats(model, inputs, frontend, target, dev, eps):
+            raise BatchStatisticsUsed(
+                f"{frontend}: output matches train-mode BatchNorm with eps={eps}"
+            ) from err
         raise
 
 
 def _normalizes_by_batch_stats(
-    model: torch.nn.Module, inputs: list[torch.Tensor], frontend: str, target: str, dev: object
+    model: torch.nn.Module,
+    inputs: list[torch.Tensor],
+    frontend: str,
+    target: str,
+    dev: object,
+    eps: float,
 ) -> bool:
-    """True if the imported model's output is PyTorch's in train mode (batch statistics)."""
+    """True if the imported model's output is PyTorch's in train mode (batch statistics) with
+    this ``eps``."""
     train = copy.deepcopy(model).train()  # a copy: train mode updates the running stats
+    train.norm.eps = eps
     with torch.no_grad():
         want = train(*[t.clone() for t in inputs]).numpy()
     bound = bind_weights(import_model(model, inputs, frontend=frontend))

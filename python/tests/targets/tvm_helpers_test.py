@@ -56,3 +56,86 @@ def test_json_object_entries_are_targets(monkeypatch: pytest.MonkeyPatch) -> Non
     targets = tvm.testing.enabled_targets()
     assert [t for t, _ in targets] == ["llvm", LLVM_WITH_OPTIONS]
     assert all(dev.dlpack_device_type() == tvm.cpu().dlpack_device_type() for _, dev in targets)
+
+
+# Kinds whose device is absent wherever this kit runs with a wheel that does not build their
+# runtime; the test below needs one of them.
+_ABSENT_DEVICE_CANDIDATES = ("metal", "rocm", "vulkan", "opencl")
+
+
+def test_a_runtime_without_its_device_is_enabled_but_not_runnable(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """`runnable` is `enabled and the device exists`, not `enabled` alone.
+
+    A machine with a driver but no device (a CUDA driver with `CUDA_VISIBLE_DEVICES=` empty, an
+    OpenCL ICD with no platform) has the runtime built and the device absent. This wheel builds
+    no GPU runtime and this machine may have no driver, so the runtime's presence is stated
+    here (`tvm.runtime.enabled` answers True) while the device query stays TVM's own: the
+    helpers must then call the target enabled and not runnable, and the plugin must skip it
+    naming the absent device. The GPU runner's real case is the next test.
+    """
+    from tvm.testing import utils
+
+    from tvm_conformance import targets
+
+    absent = [k for k in _ABSENT_DEVICE_CANDIDATES if not tvm.device_from_target(k).exist]
+    assert absent, f"every one of {_ABSENT_DEVICE_CANDIDATES} has a device here"
+    kind = absent[0]
+    monkeypatch.setattr(tvm.runtime, "enabled", lambda target: True)
+    monkeypatch.setenv("TVM_TEST_TARGETS", f"llvm;{kind}")
+    records = {r["target_kind"]: r for r in utils._get_targets()}
+    assert records[kind]["is_enabled"] is True
+    assert records[kind]["is_runnable"] is False
+    assert not tvm.testing.device_enabled(kind)
+    assert [str(t) for t, _ in tvm.testing.enabled_targets()] == ["llvm"]
+    targets._describe.cache_clear()
+    try:
+        info = targets.describe(kind)
+    finally:
+        targets._describe.cache_clear()
+    assert not info.runnable
+    assert info.reason == f"no {tvm.device_from_target(kind)} device present"
+
+
+_VISIBLE_NO_CUDA_DEVICE = """
+import json, tvm, tvm.testing
+from tvm.testing import utils
+from tvm_conformance import deploy, targets
+deploy.load_cuda_runtime()
+record = utils._get_targets(["cuda", "llvm"])[0]
+info = targets.describe("cuda")
+print(json.dumps({"enabled": bool(tvm.runtime.enabled("cuda")), "record": record,
+                  "runnable": info.runnable, "reason": info.reason}, default=str))
+"""
+
+
+def test_cuda_with_no_visible_device_is_enabled_but_not_runnable() -> None:
+    """On a machine whose CUDA runtime loads (a driver is installed), hiding every GPU with
+    `CUDA_VISIBLE_DEVICES=` leaves cuda enabled and not runnable, in a child process."""
+    import json
+    import os
+    import subprocess
+    import sys
+
+    from tvm_conformance import deploy
+
+    why = deploy.load_cuda_runtime()
+    if why or not tvm.runtime.enabled("cuda"):
+        pytest.skip(f"needs a CUDA runtime that loads (a GPU driver): {why or 'cuda not enabled'}")
+    env = dict(os.environ, CUDA_VISIBLE_DEVICES="")
+    child = subprocess.run(
+        [sys.executable, "-c", _VISIBLE_NO_CUDA_DEVICE],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert child.returncode == 0, child.stderr
+    seen = json.loads(child.stdout.strip().splitlines()[-1])
+    assert seen["enabled"] is True
+    assert seen["record"]["is_enabled"] is True
+    assert seen["record"]["is_runnable"] is False
+    assert seen["runnable"] is False
+    assert seen["reason"] == "no cuda(0) device present"
