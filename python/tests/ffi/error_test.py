@@ -1,6 +1,8 @@
 """Errors across the FFI in every direction: kind and message kept, custom kinds, nesting."""
 
+import inspect
 import traceback
+from collections.abc import Callable
 
 import pytest
 import tvm
@@ -133,6 +135,34 @@ def test_nested_python_cpp_python_cpp_python() -> None:
     frames = [f.name for f in traceback.extract_tb(info.value.__traceback__)]
     assert "middle" in frames
     assert frames[-1] == "innermost"
+
+
+def _line_of(func: Callable[..., object], text: str) -> int:
+    """The line number of the one line of ``func``'s source that contains ``text``."""
+    lines, start = inspect.getsourcelines(func)
+    hits = [start + i for i, line in enumerate(lines) if text in line]
+    assert len(hits) == 1, f"{text!r} is on {len(hits)} lines of {func.__name__}"
+    return hits[0]
+
+
+def test_nested_callback_frames_point_at_their_lines() -> None:
+    """The callbacks' frames, carried through C++ as text and rebuilt in Python, keep the file
+    and the line of each call and of the raise (read from the source, not from TVM)."""
+    invoke = tvm.get_global_func("testing.invoke")
+
+    def innermost() -> None:
+        raise KeyError("raised two callbacks down")
+
+    def middle() -> None:
+        invoke(innermost)
+
+    with pytest.raises(KeyError) as info:
+        invoke(middle)
+    frames = {f.name: f for f in traceback.extract_tb(info.value.__traceback__)}
+    assert frames["innermost"].lineno == _line_of(innermost, "raise KeyError(")
+    assert frames["middle"].lineno == _line_of(middle, "invoke(innermost)")
+    for func in (innermost, middle):
+        assert frames[func.__name__].filename == func.__code__.co_filename
 
 
 def test_nested_error_from_cpp_through_python_callback() -> None:
