@@ -110,32 +110,24 @@ print(json.dumps({"enabled": bool(tvm.runtime.enabled("cuda")), "record": record
 """
 
 
-def test_cuda_with_no_visible_device_is_enabled_but_not_runnable() -> None:
+def test_cuda_with_no_visible_device_is_enabled_but_not_runnable(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
     """On a machine whose CUDA runtime loads (a driver is installed), hiding every GPU with
     `CUDA_VISIBLE_DEVICES=` leaves cuda enabled and not runnable, in a child process."""
     import json
-    import os
-    import subprocess
-    import sys
 
-    from tvm_conformance import deploy
+    from tvm_conformance import crash_isolation, deploy
 
     why = deploy.load_cuda_runtime()
     if why or not tvm.runtime.enabled("cuda"):
         pytest.skip(f"needs a CUDA runtime that loads (a GPU driver): {why or 'cuda not enabled'}")
-    env = dict(os.environ, CUDA_VISIBLE_DEVICES="")
-    child = subprocess.run(
-        [sys.executable, "-c", _VISIBLE_NO_CUDA_DEVICE],
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=False,
-    )
+    monkeypatch.setenv("CUDA_VISIBLE_DEVICES", "")
+    child = crash_isolation.run_isolated(_VISIBLE_NO_CUDA_DEVICE, timeout=120)
     assert child.returncode == 0, child.stderr
     seen = json.loads(child.stdout.strip().splitlines()[-1])
     assert seen["enabled"] is True
     assert seen["record"]["is_enabled"] is True
     assert seen["record"]["is_runnable"] is False
     assert seen["runnable"] is False
-    assert seen["reason"] == "no cuda(0) device present"
+    assert seen["reason"] == f"no {tvm.cuda(0)} device present"
