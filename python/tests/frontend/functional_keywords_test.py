@@ -142,6 +142,8 @@ def _from_fx_output(
 ) -> np.ndarray:
     from tvm.relax.frontend.torch import from_fx
 
+    # Not model_import.import_model: it refuses an import that drops a parameter (a keyword
+    # bias), and here that output is what tells the deviation from a worse failure.
     mod = from_fx(torch.fx.symbolic_trace(model), [(tuple(x.shape), "float32")])
     vm = relax.VirtualMachine(relax.build(mod, target), dev)
     output = vm["main"](tvm.runtime.tensor(x.numpy(), dev))
