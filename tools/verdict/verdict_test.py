@@ -114,6 +114,7 @@ def test_a_wildcard_binds_only_the_cases_it_matches(tmp_path: Path) -> None:
             "deviation robust-family: x",
             properties=LLVM,
         ),
+        case_xml("test_other[llvm]", properties=LLVM),
     ]
     result = _verdict(tmp_path, {"//pkg:a_test_llvm": junit(cases)})
     assert len(result.problems) == 1 and "test_family[KeyError-relax_vm]" in result.problems[0]
@@ -219,7 +220,10 @@ def test_a_gpu_runner_run_cannot_pass_by_skipping_its_cuda_cases(tmp_path: Path)
             [case_xml("test_run[cuda]", "skipped", "no cuda:0", properties={"tvm_target": "cuda"})]
         ),
         "//pkg:c_test_llvm": junit(
-            [case_xml("test_x[llvm]", "skipped", "no torch", properties=LLVM)]
+            [
+                case_xml("test_x[llvm]", "skipped", "no torch", properties=LLVM),
+                case_xml("test_y[llvm]", properties=LLVM),
+            ]
         ),
     }
     gpu = ["--//tools/config:cuda", "--//tools/config:require_gpu"]
@@ -448,7 +452,7 @@ def test_runs_per_test_a_skip_on_a_gpu_runner_fails_whatever_the_order(
     run = results.read_run(
         fake_runs.archive(
             tmp_path,
-            {"//pkg:b_test_cuda": runs[0]},
+            {"//pkg:b_test_cuda": runs[0], "//pkg:c_test_llvm": junit([case_xml("test_y[llvm]", properties=LLVM)])},
             GPU_FLAGS,
             extra_runs={"//pkg:b_test_cuda": runs[1:]},
             gpu_suite=suite,
@@ -491,3 +495,72 @@ def test_a_suite_level_error_is_a_problem_even_when_the_target_passed(tmp_path: 
     result = _verdict(tmp_path, {**GOOD, "//pkg:e_test": SUITE_ERROR})
     assert "SUITE ERROR: //pkg:e_test: error: collection failed: ImportError" in result.problems
     assert not result.passed
+
+
+# --- Issue 44: nothing that did not run passes -----------------------------------------------
+NO_LLVM = "target 'llvm' cannot run here: the llvm runtime is not enabled in this TVM build"
+NO_GPU = "target 'cuda' cannot run here: no GPU: the cuda driver library does not load"
+
+
+def test_a_run_whose_every_case_skipped_fails(tmp_path: Path) -> None:
+    """The planted run of the issue: 2 targets, 3 cases, all skipped, bazel exit 0."""
+    tests = {
+        "//pkg:a_test": junit([case_xml("test_a", "skipped", "no torch")]),
+        "//pkg:b_test": junit(
+            [case_xml("test_b", "skipped", "no torch"), case_xml("test_c", "skipped", "later")]
+        ),
+    }
+    result = _verdict(tmp_path, tests)
+    assert not result.passed
+    assert [p for p in result.problems if p.startswith("NOTHING PASSED")] == [
+        "NOTHING PASSED: not one of the run's 3 cases passed; a run that checked nothing is "
+        "never PASS"
+    ]
+    assert "skipped 3 (2: no torch; 1: later)" in result.line()
+
+
+@pytest.mark.parametrize(
+    ("flags", "skipped", "problem"),
+    [
+        ([], "llvm", True),  # a TVM without LLVM, on the default config
+        (["--//tools/config:cuda"], "llvm", True),
+        (["--//tools/config:cuda"], "cuda", False),  # --config=cuda without a GPU stays green
+        ([], "", False),  # a skip the plugin did not classify stays allowed, with its reason
+    ],
+)
+def test_a_skip_of_a_required_target_is_a_problem(
+    tmp_path: Path, flags: list[str], skipped: str, problem: bool
+) -> None:
+    # The same reason text either way: the property classifies, never the text.
+    props = {"tvm_target": skipped or "llvm"}
+    if skipped:
+        props[verdict.UNAVAILABLE_TARGET_PROPERTY] = skipped
+    reason = NO_GPU if skipped == "cuda" else NO_LLVM
+    tests = {
+        f"//pkg:a_test_{skipped or 'llvm'}": junit(
+            [case_xml(f"test_x[{skipped or 'llvm'}]", "skipped", reason, properties=props)]
+        ),
+        **LLVM_ONLY,
+    }
+    result = _verdict(tmp_path, tests, flags=flags)
+    assert result.passed is not problem, result.problems
+    required = [p for p in result.problems if p.startswith("REQUIRED TARGET SKIPPED")]
+    assert len(required) == int(problem)
+    assert f"skipped 1 (1: {reason[:60]}" in result.line()
+
+
+def test_every_config_requires_llvm_and_the_gpu_runner_cuda() -> None:
+    assert verdict.required_targets("cpu") == ("llvm",)
+    assert verdict.required_targets("cuda+asan") == ("llvm",)
+    assert verdict.required_targets("cuda_gpu") == ("llvm", "cuda")
+    assert verdict.required_targets("a config from later") == ("llvm",)
+
+
+def test_the_property_name_is_the_plugins() -> None:
+    from tvm_conformance import targets
+
+    assert verdict.UNAVAILABLE_TARGET_PROPERTY == targets.UNAVAILABLE_TARGET_PROPERTY
+
+
+def test_the_verdict_line_always_shows_the_skipped_count(tmp_path: Path) -> None:
+    assert ", skipped 0, bazel exit 0" in _verdict(tmp_path, LLVM_ONLY).line()
