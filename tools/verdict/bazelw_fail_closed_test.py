@@ -18,6 +18,7 @@ import pytest
 import results
 import skip_report
 import verdict
+
 from tvm_conformance import deviation_registry
 
 LABEL = "//pkg:x_test"

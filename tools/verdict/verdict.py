@@ -83,9 +83,7 @@ class Verdict:
     # What keeps the run from being the whole suite (results.Run.partial); [] when whole.
     partial: list[str] = dataclasses.field(default_factory=list)
     # Skipped and disabled cases by reason (every one allowed by the config, or a problem too).
-    skip_reasons: collections.Counter[str] = dataclasses.field(
-        default_factory=collections.Counter
-    )
+    skip_reasons: collections.Counter[str] = dataclasses.field(default_factory=collections.Counter)
 
     @property
     def passed(self) -> bool:
@@ -338,9 +336,7 @@ def verdict_of(
             )
     # One line per problem, in first-seen order (several runs of a case may fail alike).
     problems = list(dict.fromkeys(problems))
-    return Verdict(
-        problems, outcomes, statuses, deviations, exit_code, run.partial, skip_reasons
-    )
+    return Verdict(problems, outcomes, statuses, deviations, exit_code, run.partial, skip_reasons)
 
 
 def main(argv: list[str] | None = None) -> int:

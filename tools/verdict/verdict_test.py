@@ -452,7 +452,10 @@ def test_runs_per_test_a_skip_on_a_gpu_runner_fails_whatever_the_order(
     run = results.read_run(
         fake_runs.archive(
             tmp_path,
-            {"//pkg:b_test_cuda": runs[0], "//pkg:c_test_llvm": junit([case_xml("test_y[llvm]", properties=LLVM)])},
+            {
+                "//pkg:b_test_cuda": runs[0],
+                "//pkg:c_test_llvm": junit([case_xml("test_y[llvm]", properties=LLVM)]),
+            },
             GPU_FLAGS,
             extra_runs={"//pkg:b_test_cuda": runs[1:]},
             gpu_suite=suite,
