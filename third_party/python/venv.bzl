@@ -29,6 +29,9 @@ when the base or the user's wheels change.
 
 _SUPPORTED_PYTHON = ["3.10", "3.11", "3.12"]
 
+# What pip says when no source it knows has the CPU-only torch a CPU lock pins (torch==X+cpu).
+_NO_CPU_TORCH = "No matching distribution found for torch=="
+
 # A user's own build: absolute paths of wheels installed in place of the pinned distribution.
 _USER_WHEEL_ENV = {
     "apache-tvm-ffi": "TVM_CONFORMANCE_TVM_FFI_WHEEL",
@@ -68,18 +71,9 @@ def _run(rctx, what, argv, hint = "", **kwargs):
     if result.return_code != 0:
         _fail_setup(what, result, hint)
 
-def _python_venv_base_impl(rctx):
-    python, version = _host_python(rctx)
-    lock = rctx.path(rctx.attr.lock)
-    tool = rctx.path(rctx.attr._tool)
-
-    rctx.report_progress("Creating the Python %s venv" % version)
-    _run(rctx, "`python3 -m venv` failed", [python, "-m", "venv", "venv"])
-
-    rctx.report_progress("Installing %s (first time: a minute or two)" % rctx.attr.lock)
-    _run(
-        rctx,
-        "pip could not install the lock file %s" % rctx.attr.lock,
+def _pip_install(rctx, lock):
+    """pip installs the hashed lock `lock` (a path) into venv/; the result, not checked."""
+    return rctx.execute(
         [
             "venv/bin/python",
             "-m",
@@ -98,13 +92,47 @@ def _python_venv_base_impl(rctx):
             "-r",
             str(lock),
         ],
-        "Fix the lock (third_party/python/update_lock.sh) or the package index settings, then re-run.",
         timeout = rctx.attr.timeout,
         quiet = True,
     )
 
+def _python_venv_base_impl(rctx):
+    python, version = _host_python(rctx)
+    lock = rctx.path(rctx.attr.lock)
+    tool = rctx.path(rctx.attr._tool)
+
+    rctx.report_progress("Creating the Python %s venv" % version)
+    _run(rctx, "`python3 -m venv` failed", [python, "-m", "venv", "venv"])
+
+    rctx.report_progress("Installing %s (first time: a minute or two)" % rctx.attr.lock)
+    result = _pip_install(rctx, lock)
+    used_lock, instead_of = str(rctx.attr.lock), ""
+    if result.return_code != 0 and rctx.attr.fallback_lock and _NO_CPU_TORCH in result.stderr + result.stdout:
+        # A stock pip: the CPU-only torch of a CPU lock comes only from a find-links directory
+        # (README, "Set-up"). The lane's GPU lock has the index's torch, hashed for every
+        # CPython; it runs on a CPU too. Said once: this rule's result is cached. A print is
+        # the one message a repository rule can leave in the log (progress lines vanish).
+        used_lock, instead_of = str(rctx.attr.fallback_lock), used_lock
+
+        # buildifier: disable=print
+        print(("\npython_venv (lane %s): pip has no source for the CPU-only torch of %s " +
+               "(torch==X+cpu is not on the package index; README, \"Set-up\"). Installing %s " +
+               "instead: the index's torch with its CUDA libraries, %s to download once, about " +
+               "5 GB on disk. The run's identity records this torch build.") %
+              (rctx.attr.lane, instead_of, used_lock, rctx.attr.fallback_download))
+        rctx.report_progress("Installing %s (%s to download)" % (used_lock, rctx.attr.fallback_download))
+        rctx.delete("pip_report.json")
+        result = _pip_install(rctx, rctx.path(rctx.attr.fallback_lock))
+    if result.return_code != 0:
+        _fail_setup(
+            "pip could not install the lock file %s" % used_lock,
+            result,
+            "Fix the lock (third_party/python/update_lock.sh) or the package index settings, then re-run.",
+        )
+    rctx.file("lock_used.txt", "%s\n%s\n" % (used_lock, instead_of))
+
     # What the report's lane header shows: lane, lock, versions, wheels and their sha256.
-    _run(rctx, "recording the venv failed", ["venv/bin/python", tool, "record", "venv/tvm_conformance_venv.json", rctx.attr.lane, str(rctx.attr.lock), "pip_report.json"])
+    _run(rctx, "recording the venv failed", ["venv/bin/python", tool, "record", "venv/tvm_conformance_venv.json", rctx.attr.lane, used_lock, "pip_report.json"] + (["--instead-of=" + instead_of] if instead_of else []))
 
     # Each distribution's files by top-level entry, read from the RECORD files that the scrub
     # removes: the runfiles groups and a layer's removal of a distribution use it.
@@ -117,6 +145,8 @@ python_venv_base = repository_rule(
     attrs = {
         "lock": attr.label(mandatory = True, allow_single_file = True, doc = "Hashed requirements lock."),
         "lane": attr.string(default = "default", doc = "The lane's name (--config=<lane>), recorded in the venv."),
+        "fallback_lock": attr.label(allow_single_file = True, doc = "Installed instead where pip finds no CPU-only torch for `lock` (the lane's GPU lock)."),
+        "fallback_download": attr.string(default = "2.74 GB", doc = "What installing fallback_lock downloads (said once)."),
         "python": attr.string(default = "python3", doc = "Host interpreter looked up on PATH."),
         "timeout": attr.int(default = 1800, doc = "Seconds pip may take (torch is large)."),
         "_scrub": attr.label(default = Label("//third_party/python:scrub_venv.py")),
@@ -181,11 +211,14 @@ def _python_venv_impl(rctx):
         _run(rctx, "scrubbing the user's wheels failed", [python, rctx.path(rctx.attr._scrub), "venv"] + [t for t in result.stdout.strip().split(" ") if t])
 
         # The record names the user's wheels; the copied one is a link to the base's: replace it.
+        # The lock is the one the base installed (its GPU lock where pip had no CPU torch).
+        used_lock, instead_of = (rctx.read(base.get_child("lock_used.txt")).split("\n") + ["", ""])[:2]
         rctx.delete("venv/tvm_conformance_venv.json")
         _run(
             rctx,
             "recording the venv failed",
-            ["venv/bin/python", tool, "record", "venv/tvm_conformance_venv.json", rctx.attr.lane, str(rctx.attr.lock), str(base.get_child("pip_report.json"))] +
+            ["venv/bin/python", tool, "record", "venv/tvm_conformance_venv.json", rctx.attr.lane, used_lock, str(base.get_child("pip_report.json"))] +
+            (["--instead-of=" + instead_of] if instead_of else []) +
             ["%s=%s" % (dist, wheel) for dist, wheel in user_wheels],
         )
     else:
