@@ -3,7 +3,8 @@
 rules_python cannot be fetched offline, so these rules do the small part we need.
 
 `python_venv_base` (`@python_venv_base`, `@python_venv_<lane>_base`):
-  * checks the host python3 (3.10 to 3.12; anything else is a clear error);
+  * checks the host python3, or $TVM_CONFORMANCE_PYTHON (3.10 to 3.13; anything else is a
+    clear error);
   * creates a venv and installs the lock file with `--require-hashes --no-deps`;
   * records it (tvm_conformance_venv.json) and lists each distribution's files by entry;
   * strips what would make cache keys machine dependent (bytecode, RECORD files, console
@@ -27,7 +28,12 @@ that after changing the host python3, whose version the venv is tied to. The lay
 when the base or the user's wheels change.
 """
 
-_SUPPORTED_PYTHON = ["3.10", "3.11", "3.12"]
+_SUPPORTED_PYTHON = ["3.10", "3.11", "3.12", "3.13"]
+
+# The lane's interpreter where it is not `python3` on PATH: a name on PATH (python3.12) or an
+# absolute path (check_my_wheel --python sets it with --repo_env). Part of the venv's identity:
+# the record names its version.
+_PYTHON_ENV = "TVM_CONFORMANCE_PYTHON"
 
 # What pip says when no source it knows has the CPU-only torch a CPU lock pins (torch==X+cpu).
 _NO_CPU_TORCH = "No matching distribution found for torch=="
@@ -52,10 +58,14 @@ def _fail_setup(what, result, hint):
 
 def _host_python(rctx):
     """The host python3 and its `major.minor`, checked (exists, can make venvs, supported)."""
-    python = rctx.which(rctx.attr.python)
+    wanted = rctx.os.environ.get(_PYTHON_ENV, "").strip() or rctx.attr.python
+    if wanted.startswith("/"):
+        python = rctx.path(wanted) if rctx.path(wanted).exists else None
+    else:
+        python = rctx.which(wanted)
     if python == None:
         fail("python_venv: `%s` is not on PATH. Install Python %s (Debian: apt-get install python3 python3-venv)." %
-             (rctx.attr.python, " to ".join([_SUPPORTED_PYTHON[0], _SUPPORTED_PYTHON[-1]])))
+             (wanted, " to ".join([_SUPPORTED_PYTHON[0], _SUPPORTED_PYTHON[-1]])))
 
     probe = rctx.execute([python, "-c", "import sys, venv, ensurepip; print('%d.%d' % sys.version_info[:2])"])
     if probe.return_code != 0:
@@ -109,17 +119,16 @@ def _python_venv_base_impl(rctx):
     used_lock, instead_of = str(rctx.attr.lock), ""
     if result.return_code != 0 and rctx.attr.fallback_lock and _NO_CPU_TORCH in result.stderr + result.stdout:
         # A stock pip: the CPU-only torch of a CPU lock comes only from a find-links directory
-        # (README, "Set-up"). The lane's GPU lock has the index's torch, hashed for every
-        # CPython; it runs on a CPU too. Said once: this rule's result is cached. A print is
-        # the one message a repository rule can leave in the log (progress lines vanish).
-        used_lock, instead_of = str(rctx.attr.fallback_lock), used_lock
-
-        # buildifier: disable=print
-        print(("\npython_venv (lane %s): pip has no source for the CPU-only torch of %s " +
-               "(torch==X+cpu is not on the package index; README, \"Set-up\"). Installing %s " +
-               "instead: the index's torch with its CUDA libraries, %s to download once, about " +
-               "5 GB on disk. The run's identity records this torch build.") %
-              (rctx.attr.lane, instead_of, used_lock, rctx.attr.fallback_download))
+        # (README, "Where torch comes from"). The lane's GPU lock has the index's torch, hashed for every
+        # CPython; it runs on a CPU too. Said once (this rule's result is cached), and before
+        # the download: an unquiet command's output reaches the terminal at once, where a
+        # print() would wait until the rule ends.
+        message = ("python_venv (lane %s): pip has no source for the CPU-only torch of %s " +
+                   "(torch==X+cpu is not on the package index; README, \"Where torch comes " +
+                   "from\"). Installing %s instead: the index's torch with its CUDA libraries, " +
+                   "%s to download once, about 5 GB on disk. The run's identity records this " +
+                   "torch build.") % (rctx.attr.lane, instead_of, used_lock, rctx.attr.fallback_download)
+        rctx.execute(["echo", message], quiet = False)
         rctx.report_progress("Installing %s (%s to download)" % (used_lock, rctx.attr.fallback_download))
         rctx.delete("pip_report.json")
         result = _pip_install(rctx, rctx.path(rctx.attr.fallback_lock))
@@ -154,6 +163,7 @@ python_venv_base = repository_rule(
     },
     # Host-dependent (the venv links the host's python3): `bazel sync --configure` re-runs it.
     configure = True,
+    environ = [_PYTHON_ENV],
     doc = "A virtualenv installed from a hashed lock file, scrubbed; python_venv exposes it.",
 )
 
@@ -250,6 +260,6 @@ python_venv = repository_rule(
     },
     configure = True,
     # A user's own wheels (docs/lanes.md): changing them re-makes this layer, not the base.
-    environ = [v for v in _USER_WHEEL_ENV.values()] + [v + _SHA_SUFFIX for v in _USER_WHEEL_ENV.values()],
+    environ = [v for v in _USER_WHEEL_ENV.values()] + [v + _SHA_SUFFIX for v in _USER_WHEEL_ENV.values()] + [_PYTHON_ENV],
     doc = "The lane's venv: the base venv, with a user's wheels layered in place of the pinned ones; a toolchain and cc_library targets.",
 )
