@@ -3,7 +3,7 @@
 rules_python cannot be fetched offline, so these rules do the small part we need.
 
 `python_venv_base` (`@python_venv_base`, `@python_venv_<lane>_base`):
-  * checks the host python3, or $TVM_CONFORMANCE_PYTHON (3.10 to 3.13; anything else is a
+  * checks the host python3, or $TVM_CONFORMANCE_PYTHON (3.11 to 3.13; anything else is a
     clear error);
   * creates a venv and installs the lock file with `--require-hashes --no-deps`;
   * records it (tvm_conformance_venv.json) and lists each distribution's files by entry;
@@ -28,7 +28,9 @@ that after changing the host python3, whose version the venv is tied to. The lay
 when the base or the user's wheels change.
 """
 
-_SUPPORTED_PYTHON = ["3.10", "3.11", "3.12", "3.13"]
+# 3.10 is not among them: the locks pin releases that need 3.11 or newer (filelock 4.2, numpy
+# 2.4); it needs locks of its own, compiled under 3.10 (tomli, exceptiongroup added).
+_SUPPORTED_PYTHON = ["3.11", "3.12", "3.13"]
 
 # The lane's interpreter where it is not `python3` on PATH: a name on PATH (python3.12) or an
 # absolute path (check_my_wheel --python sets it with --repo_env). Part of the venv's identity:
@@ -155,7 +157,7 @@ python_venv_base = repository_rule(
         "lock": attr.label(mandatory = True, allow_single_file = True, doc = "Hashed requirements lock."),
         "lane": attr.string(default = "default", doc = "The lane's name (--config=<lane>), recorded in the venv."),
         "fallback_lock": attr.label(allow_single_file = True, doc = "Installed instead where pip finds no CPU-only torch for `lock` (the lane's GPU lock)."),
-        "fallback_download": attr.string(default = "2.74 GB", doc = "What installing fallback_lock downloads (said once)."),
+        "fallback_download": attr.string(default = "2.9 GB", doc = "What installing fallback_lock downloads (said once)."),
         "python": attr.string(default = "python3", doc = "Host interpreter looked up on PATH."),
         "timeout": attr.int(default = 1800, doc = "Seconds pip may take (torch is large)."),
         "_scrub": attr.label(default = Label("//third_party/python:scrub_venv.py")),

@@ -20,10 +20,11 @@ without a GPU); cuda_gpu is cuda where a cuda case that cannot run fails (a GPU 
 speaks for those targets alone); --fail-fast stops at the first failed test target (Bazel's
 --notest_keep_going), for a FAIL as cheap as possible (tools/mutants uses both).
 
-The Python the venv is made with: `--python 3.X` (`python3.X` on PATH), else the one a tvm-ffi
-wheel is built for (`cp312` in its tags: python3.12) where the host python3 cannot install it,
-else the host python3. Another Python than python3 reaches the venv rule as
---repo_env=TVM_CONFORMANCE_PYTHON (third_party/python/venv.bzl); the run's identity names it.
+The Python the venv is made with: `--python 3.X` (`python3.X` on PATH) or `--python PATH`,
+else the one a tvm-ffi wheel is built for (`cp312` in its tags: python3.12) where the host
+python3 cannot install it, else the host python3. Another Python than python3 reaches the venv
+rule as --repo_env=TVM_CONFORMANCE_PYTHON (third_party/python/venv.bzl); the run's identity
+names it. CPython 3.10 is refused: the locks pin releases that need 3.11.
 Standard library only.
 """
 
@@ -62,7 +63,7 @@ WHEEL_VARS = {
 
 KEYS = {"apache-tvm": "tvm", "apache-tvm-ffi": "tvm_ffi"}  # archive.identity_of's keys
 # The CPythons a lane's venv can be made with (third_party/python/venv.bzl _SUPPORTED_PYTHON).
-PYTHONS = ("3.10", "3.11", "3.12", "3.13")
+PYTHONS = ("3.11", "3.12", "3.13")
 PYTHON_ENV = "TVM_CONFORMANCE_PYTHON"
 
 
@@ -220,6 +221,10 @@ def choose_python(asked: str | None, tvm_ffi_wheel: str | None) -> str:
             asked, why = wanted, f"{tvm_ffi_wheel} is for CPython {wanted}"
     if asked is None:
         return "python3"
+    if "/" in asked:  # an interpreter's path (a pyenv build, say): lane_python() reads it
+        if not os.access(asked, os.X_OK):
+            raise UsageError(f"--python={asked}: not an executable file")
+        return os.path.abspath(asked)
     if asked not in PYTHONS:
         raise UsageError(f"{why}: the kit runs on CPython {', '.join(PYTHONS)}")
     found = shutil.which(f"python{asked}")
@@ -283,7 +288,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--tvm-ffi-wheel", help="your apache-tvm-ffi wheel (else the lane's)")
     parser.add_argument("--config", default="cpu", help="cpu (default), cuda or cuda_gpu")
     parser.add_argument("--lane", default="default", help="whose pins fill in the rest")
-    parser.add_argument("--python", help="3.10 to 3.13: the venv's CPython (else python3)")
+    parser.add_argument(
+        "--python", help="3.11 to 3.13, or an interpreter's path: the venv's CPython"
+    )
     parser.add_argument("--out", default=os.path.join(ROOT, "conformance-report"))
     parser.add_argument(
         "--targets", nargs="+", metavar="PATTERN", help="target patterns instead of //..."

@@ -74,7 +74,8 @@ def _fake_lane_python(python: str = "python3") -> dict[str, str]:
             ["--tvm-wheel", "{tvm}", "--tvm-ffi-wheel", "{ffi312}"],
             "f312.whl is for CPython 3.12, but python3.12 is not on PATH",
         ),
-        (["--tvm-wheel", "{tvm}", "--python", "3.9"], "--python=3.9: the kit runs on CPython"),
+        (["--tvm-wheel", "{tvm}", "--python", "3.10"], "--python=3.10: the kit runs on CPython"),
+        (["--tvm-wheel", "{tvm}", "--python", "/no/such/python"], "not an executable file"),
         (["--tvm-wheel", "{tvm}", "--python", "3.13"], "python3.13 is not on PATH"),
     ],
 )
@@ -131,6 +132,7 @@ def test_the_command_names_lane_config_and_absolute_wheels(
         (None, "cp311-cp311-manylinux_2_28_x86_64", "python3"),  # the host's own
         (None, "py3-none-any", "python3"),  # no CPython in the tag: the host's
         ("3.12", "cp311-cp311-manylinux_2_28_x86_64", "/fake/bin/python3.12"),  # asked wins
+        (sys.executable, "cp312-cp312-manylinux_2_28_x86_64", sys.executable),  # a path
     ],
 )
 def test_the_python_comes_from_the_tvm_ffi_wheel_tag_or_the_option(

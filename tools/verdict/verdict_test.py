@@ -277,6 +277,23 @@ def test_identity_names_the_python_and_the_torch_build_and_its_lock() -> None:
     assert not {"python", "torch"} & set(archive.identity_of(fake_runs.venv_record(), "default"))
 
 
+def test_the_column_title_names_the_python_and_an_index_torch(tmp_path: Path) -> None:
+    own = fake_runs.venv_record(python="3.11.7", torch="2.13.0+cpu")
+    stock_pip = fake_runs.venv_record(python="3.12.1", torch="2.13.0")
+    stock_pip.update(lock="//gpu.lock", lock_instead_of="//cpu.lock")
+    titles = [
+        report_model.column_title(
+            results.read_run(fake_runs.archive(tmp_path, GOOD, venv_record=record))
+        )
+        for record in (own, stock_pip, fake_runs.venv_record())
+    ]
+    assert titles == [
+        "lane default · cpu · Python 3.11.7",
+        "lane default · cpu · Python 3.12.1 · torch 2.13.0 (index)",
+        "lane default · cpu",  # an older record names neither
+    ]
+
+
 def test_negative_patterns_and_filters_are_part_of_the_identity(tmp_path: Path) -> None:
     def run(**kwargs) -> results.Run:
         return results.read_run(fake_runs.archive(tmp_path, GOOD, **kwargs))
