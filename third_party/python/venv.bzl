@@ -121,10 +121,13 @@ def _python_venv_base_impl(rctx):
     used_lock, instead_of = str(rctx.attr.lock), ""
     if result.return_code != 0 and rctx.attr.fallback_lock and _NO_CPU_TORCH in result.stderr + result.stdout:
         # A stock pip: the CPU-only torch of a CPU lock comes only from a find-links directory
-        # (README, "Where torch comes from"). The lane's GPU lock has the index's torch, hashed for every
-        # CPython; it runs on a CPU too. Said once (this rule's result is cached), and before
-        # the download: an unquiet command's output reaches the terminal at once, where a
-        # print() would wait until the rule ends.
+        # (README, "Where torch comes from"). The lane's GPU lock has the index's torch, hashed
+        # for every CPython; it runs on a CPU too.
+        used_lock, instead_of = str(rctx.attr.fallback_lock), used_lock
+
+        # Said once (this rule's result is cached), and before the download: an unquiet
+        # command's output reaches the terminal at once, where a print() would wait until the
+        # rule ends.
         message = ("python_venv (lane %s): pip has no source for the CPU-only torch of %s " +
                    "(torch==X+cpu is not on the package index; README, \"Where torch comes " +
                    "from\"). Installing %s instead: the index's torch with its CUDA libraries, " +
