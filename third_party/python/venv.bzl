@@ -37,8 +37,15 @@ _SUPPORTED_PYTHON = ["3.11", "3.12", "3.13"]
 # the record names its version.
 _PYTHON_ENV = "TVM_CONFORMANCE_PYTHON"
 
-# What pip says when no source it knows has the CPU-only torch a CPU lock pins (torch==X+cpu).
-_NO_CPU_TORCH = "No matching distribution found for torch=="
+# What pip says when no source it knows has the CPU-only torch a CPU lock pins (torch==X+cpu):
+# the first with a stock pip; the second where a find-links copy is for another CPython (seen
+# with 3.12 here, where pip's constraints name torch too).
+_NO_CPU_TORCH = ["No matching distribution found for torch==", "Cannot install torch=="]
+
+def _no_cpu_torch(result):
+    """True if pip failed only for want of the lock's CPU-only torch."""
+    said = result.stderr + result.stdout
+    return [m for m in _NO_CPU_TORCH if m in said] != [] and "+cpu" in said
 
 # A user's own build: absolute paths of wheels installed in place of the pinned distribution.
 _USER_WHEEL_ENV = {
@@ -119,7 +126,7 @@ def _python_venv_base_impl(rctx):
     rctx.report_progress("Installing %s (first time: a minute or two)" % rctx.attr.lock)
     result = _pip_install(rctx, lock)
     used_lock, instead_of = str(rctx.attr.lock), ""
-    if result.return_code != 0 and rctx.attr.fallback_lock and _NO_CPU_TORCH in result.stderr + result.stdout:
+    if result.return_code != 0 and rctx.attr.fallback_lock and _no_cpu_torch(result):
         # A stock pip: the CPU-only torch of a CPU lock comes only from a find-links directory
         # (README, "Where torch comes from"). The lane's GPU lock has the index's torch, hashed
         # for every CPython; it runs on a CPU too.
