@@ -3,7 +3,7 @@
 A deviation is a behaviour where TVM (or tvm-ffi) does not do what a seed document or upstream
 promises. Each is listed here once: what was expected, what happens, the exception the test of
 it raises, which test cases it covers (``tests``), and the versions it applies to (``tvm``,
-``tvm_ffi``: version specs, not code).
+``tvm_ffi``: PEP 440 version specifiers, not code, read by :mod:`tvm_conformance.pep440`).
 
 This module imports neither pytest nor tvm, so tools run with any python3 read it::
 
@@ -26,6 +26,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 from functools import cache
+
+from tvm_conformance import pep440
 
 # Kinds: "deviation" (a wrong result or error), "crash" (the process dies of ``signal``; the
 # test runs the behaviour in a child process, tvm_conformance.crash_isolation).
@@ -51,7 +53,6 @@ def broad_raises(dotted: str) -> bool:
 
 _SIGNAL = re.compile(r"SIG[A-Z0-9]+")
 _TEST = re.compile(r"(?P<label>//[A-Za-z0-9_./-]*:[A-Za-z0-9_.+-]+) :: (?P<case>\S.*)")
-_SPEC = re.compile(r"(?P<op>>=|<=|==|!=|>|<)\s*(?P<version>\d+(?:\.\d+)*)")
 
 
 @dataclass(frozen=True)
@@ -68,8 +69,11 @@ class Deviation:
     signal: str = ""  # kind "crash" only, and required there: "SIGSEGV", "SIGABRT"
     upstream: str = ""  # an upstream issue or PR, if one exists ("apache/tvm#12345")
     lanes: str = "all"  # human-readable scope for the doc: "all", "tvm-ffi >= 0.1.15"
-    tvm: str = ""  # version spec of apache-tvm it applies to (">=0.27", "<0.27,>=0.26"); "" any
-    tvm_ffi: str = ""  # version spec of apache-tvm-ffi it applies to; "" any
+    # PEP 440 specifiers of the apache-tvm / apache-tvm-ffi versions it applies to (">=0.27",
+    # "<0.27,>=0.26"); "" any. A pre-release or dev build of a bound is on neither side of it:
+    # write ">=0.1.15.dev0" where V's nightlies and rcs already show it (docs/deviations.md).
+    tvm: str = ""
+    tvm_ffi: str = ""
 
 
 def parse_test(entry: str) -> tuple[str, str]:
@@ -94,45 +98,26 @@ def lists(dev: Deviation, label: str, case: str) -> bool:
     return False
 
 
-def version_tuple(text: str) -> tuple[int, ...]:
-    """ "0.1.15.post2" -> (0, 1, 15, 2): the first four numbers of a version string."""
-    return tuple(int(part) for part in re.findall(r"\d+", text)[:4])
+def parse_version(text: str) -> pep440.Version:
+    """ "0.1.15.post2" -> its PEP 440 version; "0.28.dev123+g1a2b3c4" is a nightly of 0.28."""
+    return pep440.Version.parse(text)
 
 
-def parse_spec(spec: str) -> list[tuple[str, tuple[int, ...]]]:
-    """ ">=0.1.13,<0.1.15" -> [(">=", (0, 1, 13)), ("<", (0, 1, 15))]; "" -> []."""
-    clauses = []
-    for part in filter(None, (p.strip() for p in spec.split(","))):
-        match = _SPEC.fullmatch(part)
-        if match is None:
-            raise ValueError(f"version spec {spec!r}: {part!r} is not like '>=0.1.15'")
-        clauses.append((match["op"], version_tuple(match["version"])))
-    return clauses
+def parse_spec(spec: str) -> pep440.Specifier:
+    """ ">=0.1.13,<0.1.15" -> its PEP 440 specifier; "" holds for any version. A spec that
+    cannot be read is a ValueError naming it."""
+    return pep440.Specifier.parse(spec)
 
 
-def _pad(a: tuple[int, ...], b: tuple[int, ...]) -> tuple[tuple[int, ...], tuple[int, ...]]:
-    n = max(len(a), len(b))
-    return a + (0,) * (n - len(a)), b + (0,) * (n - len(b))
+def version_matches(version: pep440.Version | str, spec: str) -> bool:
+    """True if ``version`` meets every clause of ``spec``, read as PEP 440 (pre-releases and
+    dev builds admitted; a pre-release of a bound is on neither side of it: docs/deviations.md)."""
+    return parse_spec(spec).contains(version)
 
 
-def version_matches(version: tuple[int, ...], spec: str) -> bool:
-    """True if ``version`` meets every clause of ``spec`` (missing parts count as 0)."""
-    for op, bound in parse_spec(spec):
-        have, want = _pad(version, bound)
-        ok = {
-            ">=": have >= want,
-            "<=": have <= want,
-            ">": have > want,
-            "<": have < want,
-            "==": have == want,
-            "!=": have != want,
-        }[op]
-        if not ok:
-            return False
-    return True
-
-
-def applies(dev: Deviation, tvm_version: tuple[int, ...], tvm_ffi_version: tuple[int, ...]) -> bool:
+def applies(
+    dev: Deviation, tvm_version: pep440.Version | str, tvm_ffi_version: pep440.Version | str
+) -> bool:
     """True if ``dev`` is expected with these apache-tvm and apache-tvm-ffi versions."""
     return version_matches(tvm_version, dev.tvm) and version_matches(tvm_ffi_version, dev.tvm_ffi)
 
@@ -165,8 +150,11 @@ def validate(dev: Deviation) -> None:
         raise ValueError(f"{where}: names no test")
     for entry in dev.tests:
         parse_test(entry)
-    parse_spec(dev.tvm)
-    parse_spec(dev.tvm_ffi)
+    for package, spec in (("tvm", dev.tvm), ("tvm_ffi", dev.tvm_ffi)):
+        try:
+            parse_spec(spec)
+        except ValueError as err:
+            raise ValueError(f"{where}: {package}: {err}") from None
 
 
 def by_id() -> dict[str, Deviation]:

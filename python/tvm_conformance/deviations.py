@@ -29,7 +29,7 @@ from functools import cache
 
 import pytest
 
-from tvm_conformance import deviation_registry
+from tvm_conformance import deviation_registry, pep440
 from tvm_conformance.deviation_registry import KINDS, Deviation, by_id  # noqa: F401 (re-exported)
 
 # JUnit XML carries the xfail reason; this prefix ties a case to its deviation id.
@@ -48,8 +48,8 @@ def __getattr__(name: str) -> object:
 class Versions:
     """Versions of the packages under test."""
 
-    tvm: tuple[int, ...]
-    tvm_ffi: tuple[int, ...]
+    tvm: pep440.Version
+    tvm_ffi: pep440.Version
 
 
 @cache
@@ -58,8 +58,8 @@ def installed_versions() -> Versions:
     from importlib.metadata import version
 
     return Versions(
-        deviation_registry.version_tuple(version("apache-tvm")),
-        deviation_registry.version_tuple(version("apache-tvm-ffi")),
+        deviation_registry.parse_version(version("apache-tvm")),
+        deviation_registry.parse_version(version("apache-tvm-ffi")),
     )
 
 

@@ -3,7 +3,8 @@
 rules_python cannot be fetched offline, so these rules do the small part we need.
 
 `python_venv_base` (`@python_venv_base`, `@python_venv_<lane>_base`):
-  * checks the host python3 (3.10 to 3.12; anything else is a clear error);
+  * checks the host python3, or $TVM_CONFORMANCE_PYTHON (3.11 to 3.13; anything else is a
+    clear error);
   * creates a venv and installs the lock file with `--require-hashes --no-deps`;
   * records it (tvm_conformance_venv.json) and lists each distribution's files by entry;
   * strips what would make cache keys machine dependent (bytecode, RECORD files, console
@@ -27,7 +28,24 @@ that after changing the host python3, whose version the venv is tied to. The lay
 when the base or the user's wheels change.
 """
 
-_SUPPORTED_PYTHON = ["3.10", "3.11", "3.12"]
+# 3.10 is not among them: the locks pin releases that need 3.11 or newer (filelock 4.2, numpy
+# 2.4); it needs locks of its own, compiled under 3.10 (tomli, exceptiongroup added).
+_SUPPORTED_PYTHON = ["3.11", "3.12", "3.13"]
+
+# The lane's interpreter where it is not `python3` on PATH: a name on PATH (python3.12) or an
+# absolute path (check_my_wheel --python sets it with --repo_env). Part of the venv's identity:
+# the record names its version.
+_PYTHON_ENV = "TVM_CONFORMANCE_PYTHON"
+
+# What pip says when no source it knows has the CPU-only torch a CPU lock pins (torch==X+cpu):
+# the first with a stock pip; the second where a find-links copy is for another CPython (seen
+# with 3.12 here, where pip's constraints name torch too).
+_NO_CPU_TORCH = ["No matching distribution found for torch==", "Cannot install torch=="]
+
+def _no_cpu_torch(result):
+    """True if pip failed only for want of the lock's CPU-only torch."""
+    said = result.stderr + result.stdout
+    return [m for m in _NO_CPU_TORCH if m in said] != [] and "+cpu" in said
 
 # A user's own build: absolute paths of wheels installed in place of the pinned distribution.
 _USER_WHEEL_ENV = {
@@ -49,10 +67,14 @@ def _fail_setup(what, result, hint):
 
 def _host_python(rctx):
     """The host python3 and its `major.minor`, checked (exists, can make venvs, supported)."""
-    python = rctx.which(rctx.attr.python)
+    wanted = rctx.os.environ.get(_PYTHON_ENV, "").strip() or rctx.attr.python
+    if wanted.startswith("/"):
+        python = rctx.path(wanted) if rctx.path(wanted).exists else None
+    else:
+        python = rctx.which(wanted)
     if python == None:
         fail("python_venv: `%s` is not on PATH. Install Python %s (Debian: apt-get install python3 python3-venv)." %
-             (rctx.attr.python, " to ".join([_SUPPORTED_PYTHON[0], _SUPPORTED_PYTHON[-1]])))
+             (wanted, " to ".join([_SUPPORTED_PYTHON[0], _SUPPORTED_PYTHON[-1]])))
 
     probe = rctx.execute([python, "-c", "import sys, venv, ensurepip; print('%d.%d' % sys.version_info[:2])"])
     if probe.return_code != 0:
@@ -68,18 +90,9 @@ def _run(rctx, what, argv, hint = "", **kwargs):
     if result.return_code != 0:
         _fail_setup(what, result, hint)
 
-def _python_venv_base_impl(rctx):
-    python, version = _host_python(rctx)
-    lock = rctx.path(rctx.attr.lock)
-    tool = rctx.path(rctx.attr._tool)
-
-    rctx.report_progress("Creating the Python %s venv" % version)
-    _run(rctx, "`python3 -m venv` failed", [python, "-m", "venv", "venv"])
-
-    rctx.report_progress("Installing %s (first time: a minute or two)" % rctx.attr.lock)
-    _run(
-        rctx,
-        "pip could not install the lock file %s" % rctx.attr.lock,
+def _pip_install(rctx, lock):
+    """pip installs the hashed lock `lock` (a path) into venv/; the result, not checked."""
+    return rctx.execute(
         [
             "venv/bin/python",
             "-m",
@@ -98,13 +111,49 @@ def _python_venv_base_impl(rctx):
             "-r",
             str(lock),
         ],
-        "Fix the lock (third_party/python/update_lock.sh) or the package index settings, then re-run.",
         timeout = rctx.attr.timeout,
         quiet = True,
     )
 
+def _python_venv_base_impl(rctx):
+    python, version = _host_python(rctx)
+    lock = rctx.path(rctx.attr.lock)
+    tool = rctx.path(rctx.attr._tool)
+
+    rctx.report_progress("Creating the Python %s venv" % version)
+    _run(rctx, "`python3 -m venv` failed", [python, "-m", "venv", "venv"])
+
+    rctx.report_progress("Installing %s (first time: a minute or two)" % rctx.attr.lock)
+    result = _pip_install(rctx, lock)
+    used_lock, instead_of = str(rctx.attr.lock), ""
+    if result.return_code != 0 and rctx.attr.fallback_lock and _no_cpu_torch(result):
+        # A stock pip: the CPU-only torch of a CPU lock comes only from a find-links directory
+        # (README, "Where torch comes from"). The lane's GPU lock has the index's torch, hashed
+        # for every CPython; it runs on a CPU too.
+        used_lock, instead_of = str(rctx.attr.fallback_lock), used_lock
+
+        # Said once (this rule's result is cached), and before the download: an unquiet
+        # command's output reaches the terminal at once, where a print() would wait until the
+        # rule ends.
+        message = ("python_venv (lane %s): pip has no source for the CPU-only torch of %s " +
+                   "(torch==X+cpu is not on the package index; README, \"Where torch comes " +
+                   "from\"). Installing %s instead: the index's torch with its CUDA libraries, " +
+                   "%s to download once, about 5 GB on disk. The run's identity records this " +
+                   "torch build.") % (rctx.attr.lane, instead_of, used_lock, rctx.attr.fallback_download)
+        rctx.execute(["echo", message], quiet = False)
+        rctx.report_progress("Installing %s (%s to download)" % (used_lock, rctx.attr.fallback_download))
+        rctx.delete("pip_report.json")
+        result = _pip_install(rctx, rctx.path(rctx.attr.fallback_lock))
+    if result.return_code != 0:
+        _fail_setup(
+            "pip could not install the lock file %s" % used_lock,
+            result,
+            "Fix the lock (third_party/python/update_lock.sh) or the package index settings, then re-run.",
+        )
+    rctx.file("lock_used.txt", "%s\n%s\n" % (used_lock, instead_of))
+
     # What the report's lane header shows: lane, lock, versions, wheels and their sha256.
-    _run(rctx, "recording the venv failed", ["venv/bin/python", tool, "record", "venv/tvm_conformance_venv.json", rctx.attr.lane, str(rctx.attr.lock), "pip_report.json"])
+    _run(rctx, "recording the venv failed", ["venv/bin/python", tool, "record", "venv/tvm_conformance_venv.json", rctx.attr.lane, used_lock, "pip_report.json"] + (["--instead-of=" + instead_of] if instead_of else []))
 
     # Each distribution's files by top-level entry, read from the RECORD files that the scrub
     # removes: the runfiles groups and a layer's removal of a distribution use it.
@@ -117,6 +166,8 @@ python_venv_base = repository_rule(
     attrs = {
         "lock": attr.label(mandatory = True, allow_single_file = True, doc = "Hashed requirements lock."),
         "lane": attr.string(default = "default", doc = "The lane's name (--config=<lane>), recorded in the venv."),
+        "fallback_lock": attr.label(allow_single_file = True, doc = "Installed instead where pip finds no CPU-only torch for `lock` (the lane's GPU lock)."),
+        "fallback_download": attr.string(default = "2.9 GB", doc = "What installing fallback_lock downloads (said once)."),
         "python": attr.string(default = "python3", doc = "Host interpreter looked up on PATH."),
         "timeout": attr.int(default = 1800, doc = "Seconds pip may take (torch is large)."),
         "_scrub": attr.label(default = Label("//third_party/python:scrub_venv.py")),
@@ -124,6 +175,7 @@ python_venv_base = repository_rule(
     },
     # Host-dependent (the venv links the host's python3): `bazel sync --configure` re-runs it.
     configure = True,
+    environ = [_PYTHON_ENV],
     doc = "A virtualenv installed from a hashed lock file, scrubbed; python_venv exposes it.",
 )
 
@@ -181,11 +233,14 @@ def _python_venv_impl(rctx):
         _run(rctx, "scrubbing the user's wheels failed", [python, rctx.path(rctx.attr._scrub), "venv"] + [t for t in result.stdout.strip().split(" ") if t])
 
         # The record names the user's wheels; the copied one is a link to the base's: replace it.
+        # The lock is the one the base installed (its GPU lock where pip had no CPU torch).
+        used_lock, instead_of = (rctx.read(base.get_child("lock_used.txt")).split("\n") + ["", ""])[:2]
         rctx.delete("venv/tvm_conformance_venv.json")
         _run(
             rctx,
             "recording the venv failed",
-            ["venv/bin/python", tool, "record", "venv/tvm_conformance_venv.json", rctx.attr.lane, str(rctx.attr.lock), str(base.get_child("pip_report.json"))] +
+            ["venv/bin/python", tool, "record", "venv/tvm_conformance_venv.json", rctx.attr.lane, used_lock, str(base.get_child("pip_report.json"))] +
+            (["--instead-of=" + instead_of] if instead_of else []) +
             ["%s=%s" % (dist, wheel) for dist, wheel in user_wheels],
         )
     else:
@@ -217,6 +272,6 @@ python_venv = repository_rule(
     },
     configure = True,
     # A user's own wheels (docs/lanes.md): changing them re-makes this layer, not the base.
-    environ = [v for v in _USER_WHEEL_ENV.values()] + [v + _SHA_SUFFIX for v in _USER_WHEEL_ENV.values()],
+    environ = [v for v in _USER_WHEEL_ENV.values()] + [v + _SHA_SUFFIX for v in _USER_WHEEL_ENV.values()] + [_PYTHON_ENV],
     doc = "The lane's venv: the base venv, with a user's wheels layered in place of the pinned ones; a toolchain and cc_library targets.",
 )

@@ -1,7 +1,7 @@
 """Helpers of the `python_venv` repository rule: a user's own wheels and the venv's record.
 
     venv_tool.py install-wheel DIST WHEEL     (venv python) check, then install WHEEL for DIST
-    venv_tool.py record OUT LANE LOCK PIP_REPORT [DIST=WHEEL ...]   (venv python) the record
+    venv_tool.py record OUT LANE LOCK PIP_REPORT [--instead-of=LOCK] [DIST=WHEEL ...]  the record
     venv_tool.py sha256 FILE                  print the file's sha256
     venv_tool.py entries OUT [BASE]           (venv python) each distribution's files, by entry
     venv_tool.py groups OUT ENTRIES           (venv python) the runfiles groups
@@ -135,8 +135,12 @@ def _tvm_libinfo() -> dict[str, str]:
     return {key: str(info.get(key, "")) for key in _LIBINFO_KEYS}
 
 
-def record(out: str, lane: str, lock: str, pip_report: str, wheels: list[str]) -> None:
-    """Write the venv's record to `out` (sorted, machine independent)."""
+def record(
+    out: str, lane: str, lock: str, pip_report: str, wheels: list[str], instead_of: str = ""
+) -> None:
+    """Write the venv's record to `out` (sorted, machine independent). `instead_of`: the lock
+    that pip could not install (no source for its CPU-only torch), `lock` installed in its
+    place."""
     from importlib.metadata import distributions
 
     packages = {_canonical(d.metadata["Name"]): d.version for d in distributions()}
@@ -149,6 +153,7 @@ def record(out: str, lane: str, lock: str, pip_report: str, wheels: list[str]) -
     info = {
         "lane": lane,
         "lock": lock,
+        "lock_instead_of": instead_of,
         "packages": dict(sorted(packages.items())),
         "installed": {k: v for k, v in pinned.items() if k in _IDENTITY_DISTS},
         # Every wheel and the interpreter: this file is a runfile of every Python target, and
@@ -302,7 +307,11 @@ def main(argv: list[str]) -> None:
     if len(argv) == 3 and argv[0] == "install-wheel":
         install_wheel(argv[1], argv[2])
     elif len(argv) >= 5 and argv[0] == "record":
-        record(argv[1], argv[2], argv[3], argv[4], argv[5:])
+        rest = argv[5:]
+        instead_of = ""
+        if rest and rest[0].startswith("--instead-of="):
+            instead_of = rest.pop(0).partition("=")[2]
+        record(argv[1], argv[2], argv[3], argv[4], rest, instead_of)
     elif len(argv) == 3 and argv[0] == "groups":
         groups(argv[1], argv[2])
     elif len(argv) in (2, 3) and argv[0] == "entries":

@@ -162,6 +162,22 @@ def test_the_record_names_every_wheel_and_the_interpreter(base: Path, tmp_path: 
     assert record["python"] == ".".join(map(str, sys.version_info[:3]))
 
 
+def test_the_record_names_the_lock_installed_in_place_of_the_cpu_lock(
+    base: Path, tmp_path: Path
+) -> None:
+    # A stock pip has no CPU-only torch: venv.bzl installs the lane's GPU lock instead, and the
+    # record (the run's identity) says which lock it replaced (issue 43).
+    report = _pip_report(tmp_path / "report.json", {"apache-tvm": "a" * 64})
+    out = tmp_path / "record.json"
+    args = [str(out), "default", "//gpu.lock", str(report)]
+    proc = tool(base, "record", *args, "--instead-of=//cpu.lock")
+    assert proc.returncode == 0, proc.stderr
+    record = json.loads(out.read_text())
+    assert (record["lock"], record["lock_instead_of"]) == ("//gpu.lock", "//cpu.lock")
+    assert tool(base, "record", *args).returncode == 0
+    assert json.loads(out.read_text())["lock_instead_of"] == ""
+
+
 def test_a_user_wheel_replaces_the_pinned_one_in_the_record(base: Path, tmp_path: Path) -> None:
     report = _pip_report(tmp_path / "report.json", {"apache-tvm": "a" * 64, "other": "b" * 64})
     wheel = tmp_path / "apache_tvm-9.9-py3-none-any.whl"

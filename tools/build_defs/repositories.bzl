@@ -82,7 +82,10 @@ def tvm_conformance_dependencies():
         for gpu in (False, True):
             name = lane_venv_repository(lane, gpu)
             lock = lane_lock(lane, gpu)
-            _maybe(python_venv_base, name + "_base", lane = lane, lock = lock)
+
+            # A CPU lock whose CPU-only torch pip cannot find falls back to the GPU lock.
+            fallback = {} if gpu else {"fallback_lock": lane_lock(lane, True)}
+            _maybe(python_venv_base, name + "_base", lane = lane, lock = lock, **fallback)
             _maybe(python_venv, name, base = "@%s_base//:pip_report.json" % name, lane = lane, lock = lock)
 
     # Whether this machine has a GPU: an input of every cuda test variant (third_party/gpu).

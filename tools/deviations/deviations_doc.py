@@ -32,6 +32,16 @@ that is not listed here, and on an xfailed case that its deviation's `test` cell
 (`*` in a case stands for any characters). Kind `crash`: the process dies of the signal named;
 the test runs it in a subprocess and only that signal is the deviation. Lanes: where the
 deviation is expected (`all`, or a version range of one lane).
+
+Version ranges are PEP 440 specifiers of the installed apache-tvm / apache-tvm-ffi versions, read
+as `packaging` reads them with pre-releases admitted (`tvm_conformance/pep440.py`, standard
+library only). Release candidates, dev and nightly builds sort before their release
+(`0.28.dev123+g1a2b3c4 < 0.28rc1 < 0.28 < 0.28.post1`); a local label (`+g1a2b3c4`) is ignored.
+The rule at a bound V, the version a deviation starts (`>=V`) or ends (`<V`) at: V's own
+pre-releases and dev builds are on neither side, so the deviation is not expected there and its
+tests must pass; a build that shows it all the same fails, naming the case, never passes. Write
+`>=V.dev0` for a deviation seen already in V's nightlies or rcs, `<V.rc2` for one fixed in rc2.
+A spec that cannot be read stops the registry from loading.
 """
 
 COLUMNS = ("id", "kind", "lanes", "expected (seed / upstream)", "what TVM does", "test", "upstream")

@@ -64,6 +64,15 @@ def identity_of(record: dict[str, Any], lane: str) -> dict[str, Any]:
         entry.setdefault("source", "pinned lock")
         identity[key] = entry
     identity["tvm_libinfo"] = record.get("tvm_libinfo", {})
+    # The interpreter and the torch build (2.13.0+cpu, or the index's CUDA build where pip had
+    # no CPU-only torch: the lock installed instead of the lane's CPU lock) are what ran too.
+    if record.get("python"):
+        identity["python"] = record["python"]
+    torch = record.get("packages", {}).get("torch")
+    if torch:
+        identity["torch"] = {"version": torch, "lock": record.get("lock", "")}
+        if record.get("lock_instead_of"):
+            identity["torch"]["instead_of"] = record["lock_instead_of"]
     return identity
 
 

@@ -3,22 +3,28 @@
 
     tools/verdict/check_my_wheel.py --tvm-wheel /path/apache_tvm-X-py3-none-any.whl
     tools/verdict/check_my_wheel.py --tvm-wheel W [--tvm-ffi-wheel F] [--config cpu|cuda|cuda_gpu]
-                            [--lane default|ffi_next|tvm_prev] [--targets PATTERN ...]
-                            [--fail-fast] [-- extra ./bazelw test args]
+                            [--lane default|ffi_next|tvm_prev] [--python 3.X]
+                            [--targets PATTERN ...] [--fail-fast] [-- extra ./bazelw test args]
 
 It checks the wheels before anything is built (a wheel of the right distribution, a readable
-file, tags that install into the lane's Python and platform: the host python3 the venv is made
-with), runs `./bazelw test` over `//...` with the wheels replacing the lane's pinned TVM /
-tvm-ffi (the venv is keyed by each wheel's sha256), writes the report of that run alone to
-`conformance-report/` (or --out), compared with the previous run of the same wheels and config
-where there is one, prints the verdict (tools/verdict/verdict.py verdict_of()) and exits with it:
-0 only when every target and every case of the run is as the registry of deviations says.
+file, tags that install into the lane's Python and platform), runs `./bazelw test` over `//...`
+with the wheels replacing the lane's pinned TVM / tvm-ffi (the venv is keyed by each wheel's
+sha256), writes the report of that run alone to `conformance-report/` (or --out), compared with
+the previous run of the same wheels and config where there is one, prints the verdict
+(tools/verdict/verdict.py verdict_of()) and exits with it: 0 only when every target and every
+case of the run is as the registry of deviations says.
 
 configs: cpu runs the llvm set; cuda adds the CUDA variants (cuda cases skip, with their reason,
 without a GPU); cuda_gpu is cuda where a cuda case that cannot run fails (a GPU runner).
 --targets runs only those target patterns instead of `//...` (a partial check: the verdict
 speaks for those targets alone); --fail-fast stops at the first failed test target (Bazel's
 --notest_keep_going), for a FAIL as cheap as possible (tools/mutants uses both).
+
+The Python the venv is made with: `--python 3.X` (`python3.X` on PATH) or `--python PATH`,
+else the one a tvm-ffi wheel is built for (`cp312` in its tags: python3.12) where the host
+python3 cannot install it, else the host python3. Another Python than python3 reaches the venv
+rule as --repo_env=TVM_CONFORMANCE_PYTHON (third_party/python/venv.bzl); the run's identity
+names it. CPython 3.10 is refused: the locks pin releases that need 3.11.
 Standard library only.
 """
 
@@ -29,6 +35,7 @@ import hashlib
 import json
 import os
 import re
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -55,6 +62,9 @@ WHEEL_VARS = {
 
 
 KEYS = {"apache-tvm": "tvm", "apache-tvm-ffi": "tvm_ffi"}  # archive.identity_of's keys
+# The CPythons a lane's venv can be made with (third_party/python/venv.bzl _SUPPORTED_PYTHON).
+PYTHONS = ("3.11", "3.12", "3.13")
+PYTHON_ENV = "TVM_CONFORMANCE_PYTHON"
 
 
 def sha256_of(path: str) -> str:
@@ -184,6 +194,45 @@ def _platform_ok(plat: str, python: dict[str, str]) -> bool:
     return False
 
 
+def wheel_python(path: str) -> str:
+    """`3.12` for a wheel whose tags are all for CPython 3.12 (`cp312-...`), else ""."""
+    try:
+        with zipfile.ZipFile(path) as archive:
+            name = next((n for n in archive.namelist() if n.endswith(".dist-info/WHEEL")), "")
+            wheel_text = archive.read(name).decode("utf-8", "replace") if name else ""
+    except (OSError, zipfile.BadZipFile):
+        wheel_text = ""
+    found = {
+        f"{m[1]}.{m[2]}"
+        for tag in wheel_tags(os.path.basename(path), wheel_text)
+        for m in [re.fullmatch(r"cp(3)(\d+)-.*", tag)]
+        if m
+    }
+    return found.pop() if len(found) == 1 else ""
+
+
+def choose_python(asked: str | None, tvm_ffi_wheel: str | None) -> str:
+    """The interpreter for the lane's venv: `python3`, or the absolute path of `python3.X` for
+    --python 3.X, or for the Python a tvm-ffi wheel is built for where python3 cannot take it."""
+    why = f"--python={asked}"
+    if asked is None and tvm_ffi_wheel:
+        wanted = wheel_python(tvm_ffi_wheel)
+        if wanted and wanted != lane_python()["version"]:
+            asked, why = wanted, f"{tvm_ffi_wheel} is for CPython {wanted}"
+    if asked is None:
+        return "python3"
+    if "/" in asked:  # an interpreter's path (a pyenv build, say): lane_python() reads it
+        if not os.access(asked, os.X_OK):
+            raise UsageError(f"--python={asked}: not an executable file")
+        return os.path.abspath(asked)
+    if asked not in PYTHONS:
+        raise UsageError(f"{why}: the kit runs on CPython {', '.join(PYTHONS)}")
+    found = shutil.which(f"python{asked}")
+    if found is None:
+        raise UsageError(f"{why}, but python{asked} is not on PATH (install it, or pick --python)")
+    return found
+
+
 def lanes() -> list[str]:
     """The lanes of the lanes table (tools/config/lanes.bzl), default first."""
     return list(lanes_table.read_lanes(Path(ROOT, "tools", "config", "lanes.bzl")))
@@ -196,6 +245,9 @@ def bazel_command(args: argparse.Namespace, wheels: dict[str, str]) -> list[str]
         command.append(f"--config={args.lane}")
     command += CONFIGS[args.config]
     command += [f"--repo_env={WHEEL_VARS[dist]}={path}" for dist, path in wheels.items()]
+    python = getattr(args, "interpreter", "python3")
+    if python != "python3":
+        command.append(f"--repo_env={PYTHON_ENV}={python}")
     if getattr(args, "fail_fast", False):
         command.append("--notest_keep_going")
     return command + list(args.bazel_args or []) + list(getattr(args, "targets", None) or ["//..."])
@@ -236,6 +288,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--tvm-ffi-wheel", help="your apache-tvm-ffi wheel (else the lane's)")
     parser.add_argument("--config", default="cpu", help="cpu (default), cuda or cuda_gpu")
     parser.add_argument("--lane", default="default", help="whose pins fill in the rest")
+    parser.add_argument(
+        "--python", help="3.11 to 3.13, or an interpreter's path: the venv's CPython"
+    )
     parser.add_argument("--out", default=os.path.join(ROOT, "conformance-report"))
     parser.add_argument(
         "--targets", nargs="+", metavar="PATTERN", help="target patterns instead of //..."
@@ -250,7 +305,8 @@ def main(argv: list[str] | None = None) -> int:
             raise UsageError(f"--config={args.config}: one of {', '.join(CONFIGS)}")
         if args.lane not in lanes():
             raise UsageError(f"--lane={args.lane}: one of {', '.join(lanes())}")
-        python = lane_python()
+        args.interpreter = choose_python(args.python, args.tvm_ffi_wheel)
+        python = lane_python(args.interpreter)
         wheels = {"apache-tvm": check_wheel(args.tvm_wheel, "apache-tvm", python)}
         if args.tvm_ffi_wheel:
             wheels["apache-tvm-ffi"] = check_wheel(args.tvm_ffi_wheel, "apache-tvm-ffi", python)

@@ -4,6 +4,7 @@
 import hashlib
 import json
 import os
+import re
 import subprocess
 import sys
 import zipfile
@@ -41,8 +42,16 @@ def workspace(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
         'LANES = {"default": {"lock": "a.lock"}, "ffi_next": {"lock": "b.lock"}}\n'
     )
     monkeypatch.setattr(check_my_wheel, "ROOT", str(tmp_path))
-    monkeypatch.setattr(check_my_wheel, "lane_python", lambda: dict(LINUX_311))
+    monkeypatch.setattr(check_my_wheel, "lane_python", _fake_lane_python)
+    # No other CPython on this fake machine's PATH unless a test adds one.
+    monkeypatch.setattr(check_my_wheel.shutil, "which", lambda name: None)
     return tmp_path
+
+
+def _fake_lane_python(python: str = "python3") -> dict[str, str]:
+    """LINUX_311 for python3; `/fake/bin/python3.X` is CPython 3.X on the same platform."""
+    found = re.fullmatch(r"/fake/bin/python(3\.\d+)", python)
+    return dict(LINUX_311, version=found[1]) if found else dict(LINUX_311)
 
 
 @pytest.mark.parametrize(
@@ -63,8 +72,11 @@ def workspace(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
         (["--tvm-wheel", "{win}"], "(cp311-cp311-win_amd64) cannot install into the lane's"),
         (
             ["--tvm-wheel", "{tvm}", "--tvm-ffi-wheel", "{ffi312}"],
-            "(cp312-cp312-manylinux_2_28_x86_64) cannot install into the lane's Python 3.11",
+            "f312.whl is for CPython 3.12, but python3.12 is not on PATH",
         ),
+        (["--tvm-wheel", "{tvm}", "--python", "3.10"], "--python=3.10: the kit runs on CPython"),
+        (["--tvm-wheel", "{tvm}", "--python", "/no/such/python"], "not an executable file"),
+        (["--tvm-wheel", "{tvm}", "--python", "3.13"], "python3.13 is not on PATH"),
     ],
 )
 def test_bad_input_is_one_clear_line_and_exit_2(
@@ -110,6 +122,48 @@ def test_the_command_names_lane_config_and_absolute_wheels(
         "-k",
         "//...",
     ]
+
+
+@pytest.mark.parametrize(
+    ("asked", "ffi_tag", "interpreter"),
+    [
+        (None, "cp312-cp312-manylinux_2_28_x86_64", "/fake/bin/python3.12"),
+        (None, "cp313-cp313-manylinux_2_28_x86_64", "/fake/bin/python3.13"),
+        (None, "cp311-cp311-manylinux_2_28_x86_64", "python3"),  # the host's own
+        (None, "py3-none-any", "python3"),  # no CPython in the tag: the host's
+        ("3.12", "cp311-cp311-manylinux_2_28_x86_64", "/fake/bin/python3.12"),  # asked wins
+        (sys.executable, "cp312-cp312-manylinux_2_28_x86_64", sys.executable),  # a path
+    ],
+)
+def test_the_python_comes_from_the_tvm_ffi_wheel_tag_or_the_option(
+    workspace: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    asked: str | None,
+    ffi_tag: str,
+    interpreter: str,
+) -> None:
+    monkeypatch.setattr(check_my_wheel.shutil, "which", lambda name: f"/fake/bin/{name}")
+    ffi = _wheel(workspace / "ffi.whl", "apache-tvm-ffi", tag=ffi_tag)
+    chosen = check_my_wheel.choose_python(asked, str(ffi))
+    assert chosen == interpreter
+    # The venv rule gets it only when it is not the default python3.
+    parsed = check_my_wheel.argparse.Namespace(
+        lane="default", config="cpu", bazel_args=[], interpreter=chosen
+    )
+    command = check_my_wheel.bazel_command(parsed, {})
+    wanted = [] if chosen == "python3" else [f"--repo_env=TVM_CONFORMANCE_PYTHON={chosen}"]
+    assert [a for a in command if "TVM_CONFORMANCE_PYTHON" in a] == wanted
+
+
+def test_a_wheel_for_another_python_than_asked_is_refused(
+    workspace: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.setattr(check_my_wheel.shutil, "which", lambda name: f"/fake/bin/{name}")
+    tvm = _wheel(workspace / "tvm.whl")
+    ffi = _wheel(workspace / "ffi.whl", "apache-tvm-ffi", tag="cp311-cp311-manylinux_2_28_x86_64")
+    argv = ["--tvm-wheel", str(tvm), "--tvm-ffi-wheel", str(ffi), "--python", "3.12"]
+    assert check_my_wheel.main(argv) == 2
+    assert "cannot install into the lane's Python 3.12" in capsys.readouterr().err
 
 
 def _bazelw() -> Path:

@@ -204,9 +204,15 @@ def archive(
 
 
 def venv_record(
-    lane: str = "default", tvm_sha: str = "a" * 64, ffi_sha: str = "b" * 64, user_tvm: str = ""
+    lane: str = "default",
+    tvm_sha: str = "a" * 64,
+    ffi_sha: str = "b" * 64,
+    user_tvm: str = "",
+    python: str = "",
+    torch: str = "",
 ) -> dict:
-    """A venv record (third_party/python/venv_tool.py record) with these wheels' sha256."""
+    """A venv record (third_party/python/venv_tool.py record) with these wheels' sha256 (and
+    the interpreter's version and torch's, where given)."""
     record = {
         "lane": lane,
         "packages": {"apache-tvm": "0.27.0.post1", "apache-tvm-ffi": "0.1.14.post0"},
@@ -225,6 +231,10 @@ def venv_record(
         "user_wheels": {},
         "tvm_libinfo": {"USE_CUDA": "ON"},
     }
+    if python:
+        record["python"] = python
+    if torch:
+        record["packages"]["torch"] = torch  # type: ignore[index]
     if user_tvm:
         del record["installed"]["apache-tvm"]
         record["user_wheels"]["apache-tvm"] = {"file": user_tvm, "sha256": tvm_sha}

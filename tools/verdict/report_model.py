@@ -197,12 +197,19 @@ def summary_line(title: str, s: dict[str, int]) -> str:
 
 
 def column_title(run: results.Run) -> str:
-    """`lane <lane> · <config>`, the user's wheel file where one was tested, the target
+    """`lane <lane> · <config> · Python <version>`, the index's torch where it stood in for the
+    lane's CPU-only one, the user's wheel file where one was tested, the target
     patterns and selecting options where they are not plain `//...`, `PARTIAL: <what it left
     out>` for a run that left part of the suite out, and for a run that required a GPU, the
     GPU's name."""
     ident = run.identity
     title = f"lane {ident.get('lane', run.lane)} · {run.config}"
+    # The interpreter, and a torch other than the lane's lock pins (a stock pip's fallback).
+    if ident.get("python"):
+        title += f" · Python {ident['python']}"
+    torch = ident.get("torch")
+    if isinstance(torch, dict) and torch.get("instead_of"):
+        title += f" · torch {torch.get('version')} (index)"
     for dist in ("tvm", "tvm_ffi"):
         entry = ident.get(dist)
         if isinstance(entry, dict) and entry.get("source") == "user wheel":

@@ -226,16 +226,21 @@ class Run:
         return why
 
     def identity_key(self) -> str:
-        """Lane + the sha256 of the installed TVM and tvm-ffi + config + target patterns (negative
-        ones too) + the options that select targets or cases: runs with equal keys tested the
-        same thing and may be compared; others never merge (so a later run of one target, or
-        of the suite minus one target, cannot stand for an earlier run of `//...`)."""
+        """Lane + the sha256 of the installed TVM and tvm-ffi + Python + torch + config + target
+        patterns (negative ones too) + the options that select targets or cases: runs with
+        equal keys tested the same thing and may be compared; others never merge (so a later
+        run of one target, or of the suite minus one target, cannot stand for an earlier run of
+        `//...`)."""
         ident = self.identity
         parts = [str(ident.get("lane", self.lane))]
         for dist in ("tvm", "tvm_ffi"):
             entry = ident.get(dist)
             sha = entry.get("sha256", "") if isinstance(entry, dict) else ""
             parts.append(f"{dist}={sha[:16] or 'unknown'}")
+        # The Python and torch build, where the run recorded them (older runs did not).
+        torch = ident.get("torch")
+        parts += [f"py={ident['python']}"] if ident.get("python") else []
+        parts += [f"torch={torch.get('version')}"] if isinstance(torch, dict) else []
         parts += [self.config, self.patterns]
         return "/".join(parts) + "".join(f" {o}" for o in self.selection)
 

@@ -208,9 +208,12 @@ def test_identity_key_separates_wheels_lanes_and_configs(tmp_path: Path) -> None
                 key(lane="ffi_next"),
                 key(flags=["--//tools/config:cuda"]),
                 key(flags=["--//tools/config:asan"]),
+                key(python="3.12.1", torch="2.13.0+cpu"),
+                key(python="3.11.7", torch="2.13.0+cpu"),
+                key(python="3.11.7", torch="2.13.0"),
             }
         )
-        == 6
+        == 9
     )
 
 
@@ -259,6 +262,40 @@ B_FAILS = {
     "//pkg:a_test": junit([case_xml("test_a")]),
     "//pkg:b_test": junit([case_xml("test_b", "failed", "b is broken")]),
 }
+
+
+def test_identity_names_the_python_and_the_torch_build_and_its_lock() -> None:
+    import archive
+
+    record = fake_runs.venv_record(python="3.12.1", torch="2.13.0")
+    record.update(lock="//third_party/python:requirements_gpu.lock")
+    record["lock_instead_of"] = "//third_party/python:requirements.lock"
+    identity = archive.identity_of(record, "default")
+    assert identity["python"] == "3.12.1"
+    assert identity["torch"] == {
+        "version": "2.13.0",
+        "lock": "//third_party/python:requirements_gpu.lock",
+        "instead_of": "//third_party/python:requirements.lock",
+    }
+    # A record without them (an older venv) names neither.
+    assert not {"python", "torch"} & set(archive.identity_of(fake_runs.venv_record(), "default"))
+
+
+def test_the_column_title_names_the_python_and_an_index_torch(tmp_path: Path) -> None:
+    own = fake_runs.venv_record(python="3.11.7", torch="2.13.0+cpu")
+    stock_pip = fake_runs.venv_record(python="3.12.1", torch="2.13.0")
+    stock_pip.update(lock="//gpu.lock", lock_instead_of="//cpu.lock")
+    titles = [
+        report_model.column_title(
+            results.read_run(fake_runs.archive(tmp_path, GOOD, venv_record=record))
+        )
+        for record in (own, stock_pip, fake_runs.venv_record())
+    ]
+    assert titles == [
+        "lane default · cpu · Python 3.11.7",
+        "lane default · cpu · Python 3.12.1 · torch 2.13.0 (index)",
+        "lane default · cpu",  # an older record names neither
+    ]
 
 
 def test_negative_patterns_and_filters_are_part_of_the_identity(tmp_path: Path) -> None:

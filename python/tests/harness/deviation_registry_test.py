@@ -62,19 +62,74 @@ def test_lists_matches_star_only(case: str, listed: bool) -> None:
 @pytest.mark.parametrize(
     ("tvm", "tvm_ffi", "versions", "expected"),
     [
-        ("", "", ((0, 27, 0, 1), (0, 1, 14, 0)), True),
-        ("", ">=0.1.15", ((0, 27, 0, 1), (0, 1, 15, 2)), True),
-        ("", ">=0.1.15", ((0, 27, 0, 1), (0, 1, 14, 0)), False),
-        ("", "<0.1.14", ((0, 26, 0), (0, 1, 13, 2)), True),
-        ("", "<0.1.14", ((0, 27, 0, 1), (0, 1, 14, 0)), False),
-        ("<0.27", "", ((0, 26, 0), (0, 1, 13, 2)), True),
-        (">=0.26,<0.27", "", ((0, 27, 0, 1), (0, 1, 14)), False),
+        ("", "", ("0.27.0.post1", "0.1.14.post0"), True),
+        ("", ">=0.1.15", ("0.27.0.post1", "0.1.15.post2"), True),
+        ("", ">=0.1.15", ("0.27.0.post1", "0.1.14"), False),
+        ("", "<0.1.14", ("0.26.0", "0.1.13.post2"), True),
+        ("", "<0.1.14", ("0.27.0.post1", "0.1.14.post0"), False),
+        ("<0.27", "", ("0.26.0", "0.1.13.post2"), True),
+        (">=0.26,<0.27", "", ("0.27.0.post1", "0.1.14"), False),
     ],
 )
 def test_applies_reads_version_specs(
-    tvm: str, tvm_ffi: str, versions: tuple[tuple[int, ...], tuple[int, ...]], expected: bool
+    tvm: str, tvm_ffi: str, versions: tuple[str, str], expected: bool
 ) -> None:
     assert registry.applies(_dev(tvm=tvm, tvm_ffi=tvm_ffi), *versions) is expected
+
+
+# Release candidates, dev and nightly builds, post and local versions of TVM and tvm-ffi
+# (issue 43, point 3). The rule (docs/deviations.md): versions are PEP 440; a pre-release or dev
+# build of the version a deviation starts or ends at is on neither side of that bound, so the
+# deviation is not expected there; `>=V.dev0` starts it at V's first nightly.
+@pytest.mark.parametrize(
+    ("spec", "version", "expected"),
+    [
+        # Starts at tvm-ffi 0.1.13: its rc comes before it, its post-release after.
+        (">=0.1.13", "0.1.13rc2", False),
+        (">=0.1.13", "0.1.13.post2", True),
+        (">=0.1.13", "0.1.13", True),
+        # Starts at 0.1.15: its rcs and nightlies do not have it; the next nightly does.
+        (">=0.1.15", "0.1.15rc1", False),
+        (">=0.1.15", "0.1.15.dev7+g1a2b3c4", False),
+        (">=0.1.15", "0.1.15+g9f8e7d6", True),
+        (">=0.1.15", "0.1.16.dev1+g1a2b3c4", True),
+        (">=0.1.15", "0.1.14.post9", False),
+        (">=0.1.15.dev0", "0.1.15.dev7+g1a2b3c4", True),
+        (">=0.1.15.dev0", "0.1.15rc1", True),
+        (">=0.1.15.dev0", "0.1.14.post9", False),
+        # Fixed in 0.1.14: its rcs and nightlies count as fixed; 0.1.13's post and local
+        # builds as not.
+        ("<0.1.14", "0.1.14rc1", False),
+        ("<0.1.14", "0.1.14.dev3+g9f8e7d6", False),
+        ("<0.1.14", "0.1.14+g9f8e7d6", False),
+        ("<0.1.14", "0.1.13rc2", True),
+        ("<0.1.14", "0.1.13.post2+local.1", True),
+        ("<0.1.14rc2", "0.1.14rc1", True),
+        # A local build is its public version to every clause but == with a local label:
+        # digits of a commit hash are not a version part.
+        ("<=0.1.14", "0.1.14+g9f8e7d6", True),
+        ("==0.1.14", "0.1.14+g9f8e7d6", True),
+        ("==0.1.14+g9f8e7d6", "0.1.14+g0000000", False),
+        # TVM nightlies: 0.28.dev123+g1a2b3c4 is a build before 0.28, after every 0.27.
+        (">=0.27", "0.28.dev123+g1a2b3c4", True),
+        (">=0.26,<0.27", "0.28.dev123+g1a2b3c4", False),
+        ("<0.28", "0.28.dev123+g1a2b3c4", False),
+        ("==0.28.*", "0.28.dev123+g1a2b3c4", True),
+        (">=0.28", "0.28.dev123+g1a2b3c4", False),
+        (">=0.26,<0.27", "0.27rc0", False),
+        (">=0.26,<0.27", "0.26.1rc1", True),
+        (">=0.26,<0.27", "0.26.dev5", False),
+    ],
+)
+def test_applies_to_rc_dev_post_and_local_versions(spec: str, version: str, expected: bool) -> None:
+    # The same rule for both packages.
+    assert registry.applies(_dev(tvm=spec), version, "0.1.14.post0") is expected
+    assert registry.applies(_dev(tvm_ffi=spec), "0.27.0.post1", version) is expected
+
+
+def test_unreadable_installed_version_is_a_value_error() -> None:
+    with pytest.raises(ValueError, match="'0.1.15-custom' is not a PEP 440 version"):
+        registry.applies(_dev(tvm_ffi=">=0.1.15"), "0.27.0", "0.1.15-custom")
 
 
 @pytest.mark.parametrize(
@@ -88,7 +143,10 @@ def test_applies_reads_version_specs(
         ({"signal": "SIGSEGV"}, "only for kind crash"),
         ({"tests": ("//p:t c",)}, "is not '//pkg:target :: case'"),
         ({"tests": ()}, "names no test"),
-        ({"tvm_ffi": "0.1.15"}, "is not like"),
+        ({"tvm_ffi": "0.1.15"}, "tvm_ffi: version spec '0.1.15': '0.1.15' is not an operator"),
+        ({"tvm": ">=0.28-nightly"}, "tvm: version spec '>=0.28-nightly'"),
+        ({"tvm": ">=0.28,"}, "has an empty clause"),
+        ({"tvm_ffi": ">0.1.14+g1a2b"}, "a local label (+...) goes only after == or !="),
         ({"raises": "ValueError"}, "dotted class name"),
         ({"id": "Bad_Id"}, "id must be"),
         ({"raises": "builtins.RuntimeError"}, "is a builtin or TVM class"),
