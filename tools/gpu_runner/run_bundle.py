@@ -43,6 +43,7 @@ import sys
 import time
 import xml.etree.ElementTree as ET
 import zipfile
+from collections.abc import Callable
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 WORKSPACE = os.path.join(HERE, "tvm_conformance")
@@ -223,7 +224,9 @@ def preflight(env: dict, tvm_lib: str, out_json: str, warn_only: bool) -> int:
     return subprocess.run(argv, env=env).returncode
 
 
-def run_one(label: str, argv: list, env: dict, timeout_s: float, out: str) -> tuple[str, int]:
+def run_one(
+    label: str, argv: list, env: dict, timeout_s: float, out: str, cwd: str = WORKSPACE
+) -> tuple[str, int]:
     """Run one test as Bazel does (own temp dir, XML_OUTPUT_FILE, its log); (status, ms).
 
     Status is Bazel's: PASSED, FAILED, or TIMEOUT when it ran past `timeout_s` (then its
@@ -247,14 +250,18 @@ def run_one(label: str, argv: list, env: dict, timeout_s: float, out: str) -> tu
         run_env["GTEST_OUTPUT"] = f"xml:{xml}"
     began = time.time()
     with open(os.path.join(os.path.dirname(xml), "test.log"), "w") as log:
-        proc = subprocess.Popen(
-            argv,
-            cwd=WORKSPACE,
-            env=run_env,
-            stdout=log,
-            stderr=subprocess.STDOUT,
-            start_new_session=True,
-        )
+        try:
+            proc = subprocess.Popen(
+                argv,
+                cwd=cwd,
+                env=run_env,
+                stdout=log,
+                stderr=subprocess.STDOUT,
+                start_new_session=True,
+            )
+        except OSError as err:
+            log.write(f"run.sh: could not start {argv[0]}: {err}\n")
+            return "FAILED", int((time.time() - began) * 1000)
         try:
             code = proc.wait(timeout=timeout_s)
             status = "PASSED" if code == 0 else "FAILED"
@@ -267,14 +274,19 @@ def run_one(label: str, argv: list, env: dict, timeout_s: float, out: str) -> tu
 
 
 def run_tests(
-    planned: list, out: str, base_env: dict, jobs: int, report=print
+    planned: list,
+    out: str,
+    base_env: dict,
+    jobs: int,
+    report: Callable[[str], object] = print,
+    cwd: str = WORKSPACE,
 ) -> dict[str, tuple[str, int]]:
-    """Run `planned` ((label, argv, env, timeout_s) each) `jobs` at a time; {label: (status,
-    ms)}. `report` gets one line per target as it finishes."""
+    """Run `planned` ((label, argv, env, timeout_s) each) `jobs` at a time, in `cwd`; {label:
+    (status, ms)}. `report` gets one line per target as it finishes."""
     done: dict[str, tuple[str, int]] = {}
     with concurrent.futures.ThreadPoolExecutor(max_workers=max(1, jobs)) as pool:
         futures = {
-            pool.submit(run_one, label, argv, dict(base_env, **env), timeout_s, out): label
+            pool.submit(run_one, label, argv, dict(base_env, **env), timeout_s, out, cwd): label
             for label, argv, env, timeout_s in planned
         }
         for future in concurrent.futures.as_completed(futures):
