@@ -170,9 +170,7 @@ def suite_record(manifest: dict) -> tuple[dict | None, list[str]]:
     bundle = str(manifest.get("bundle", "bundle"))
     if manifest.get("whole_suite"):
         return {"source": f"{bundle}: {suite.get('source', '?')}", "targets": whole}, []
-    carried = sorted(
-        t["label"] for t in manifest["tests"] if str(t["label"]).endswith("_cuda")
-    )
+    carried = sorted(t["label"] for t in manifest["tests"] if str(t["label"]).endswith("_cuda"))
     record = {"source": f"{bundle} tests.json", "targets": carried, "suite": whole}
     covered = len(set(carried) & set(whole))
     return record, [f"{bundle} carries {covered} of the suite's {len(whole)} _cuda targets"]
@@ -421,7 +419,9 @@ def _main() -> int:
         if status != "PASSED":
             failed.append(label)
         events.append(
-            event_writer.test_result_event(label, status, [("test.xml", xml_path(out, label))], millis)
+            event_writer.test_result_event(
+                label, status, [("test.xml", xml_path(out, label))], millis
+            )
         )
         events.append(event_writer.test_summary_event(label, status))
     end = time.time()

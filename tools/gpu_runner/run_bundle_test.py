@@ -17,8 +17,12 @@ PLANTED = {
     "//pkg:fail_test": ([PY, "-c", "import sys; sys.exit(3)"], 30),
     # Sleeps in a child it starts: the timeout must kill the whole group, not only the parent.
     "//pkg:hang_test": (
-        [PY, "-c", "import subprocess, sys; subprocess.run([sys.executable, '-c', "
-         "'import time; time.sleep(120)'])"],
+        [
+            PY,
+            "-c",
+            "import subprocess, sys; subprocess.run([sys.executable, '-c', "
+            "'import time; time.sleep(120)'])",
+        ],
         1,
     ),
     "//pkg:slow_pass_test": ([PY, "-c", "import time; time.sleep(0.5)"], 30),

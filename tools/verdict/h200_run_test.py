@@ -43,7 +43,9 @@ SKIPPED = {
     "//python/tests/targets:cuda_codegen_test_cuda": (
         "test_exported_library_without_cuda_runtime_fails_to_load_naming_cuda"
     ),
-    "//python/tests/targets:new_user_example_test_cuda": "test_host_only_numpy_round_trip[no-target]",
+    "//python/tests/targets:new_user_example_test_cuda": (
+        "test_host_only_numpy_round_trip[no-target]"
+    ),
 }
 
 
@@ -86,7 +88,9 @@ def test_as_it_ran_the_verdict_fails_naming_exactly_the_two_skips(tmp_path: Path
     result = h200_verdict(tmp_path, h200_files())
     assert not result.passed
     assert len(result.problems) == 2, result.problems
-    for problem, (label, case) in zip(sorted(result.problems), sorted(SKIPPED.items())):
+    for problem, (label, case) in zip(
+        sorted(result.problems), sorted(SKIPPED.items()), strict=True
+    ):
         assert problem.startswith(f"SKIPPED ON A GPU RUNNER: {label} :: {case}: "), problem
     assert result.statuses == {"PASSED": 19}
     assert result.outcomes == {"passed": 134, "xfailed": 29, "skipped": 2}
