@@ -53,6 +53,9 @@ VENV_RECORD = os.path.join(HERE, "tvm_conformance_venv.json")
 # The bundle's tests: label, kind, argv, env and the GPU runner config's additions per test.
 MANIFEST = os.path.join(HERE, "tests.json")
 sys.path.insert(0, os.path.join(WORKSPACE, "tools", "verdict"))
+# tvm_conformance (the verdict's deviation registry) from the workspace's python/, not the
+# workspace directory beside this script, which has the same name.
+sys.path.insert(0, os.path.join(WORKSPACE, "python"))
 import archive  # noqa: E402
 import event_writer  # noqa: E402
 import results  # noqa: E402  (the bundle's copies: standard library only)
