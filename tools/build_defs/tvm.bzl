@@ -502,6 +502,7 @@ def _test_manifest_aspect_impl(target, ctx):
     if rule.kind == "py_test":  # Bazel's launcher stub: the runner starts the main itself
         stub = target[DefaultInfo].files_to_run.executable
         files = [f for f in files if f != stub]
+
     # JSON text: a depset holds no dicts (env).
     return [TvmTestInfo(
         records = depset([json.encode(record)]),
@@ -510,8 +511,11 @@ def _test_manifest_aspect_impl(target, ctx):
     )]
 
 def _suite_members(rule):
-    """A test_suite's tests as Bazel expands it: `tests` when given, else the package's tests
-    that carry every tag of the suite, none of its `-tag`s, and not `manual`."""
+    """A test_suite's tests, as Bazel expands the suite.
+
+    `tests` when given, else the package's tests that carry every tag of the suite, none of its
+    `-tag`s, and not `manual`.
+    """
     if rule.attr.tests:
         return rule.attr.tests
     wanted = [t for t in rule.attr.tags if not t.startswith("-")]
