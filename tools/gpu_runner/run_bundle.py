@@ -226,7 +226,7 @@ def preflight(env: dict, tvm_lib: str, out_json: str, warn_only: bool) -> int:
 
 
 def run_one(
-    label: str, argv: list, env: dict, timeout_s: float, out: str, cwd: str = WORKSPACE
+    label: str, argv: list, env: dict, timeout_s: float, out: str, cwd: str | None = None
 ) -> tuple[str, int]:
     """Run one test as Bazel does (own temp dir, XML_OUTPUT_FILE, its log); (status, ms).
 
@@ -254,7 +254,7 @@ def run_one(
         try:
             proc = subprocess.Popen(
                 argv,
-                cwd=cwd,
+                cwd=cwd or WORKSPACE,
                 env=run_env,
                 stdout=log,
                 stderr=subprocess.STDOUT,
@@ -280,7 +280,7 @@ def run_tests(
     base_env: dict,
     jobs: int,
     report: Callable[[str], object] = print,
-    cwd: str = WORKSPACE,
+    cwd: str | None = None,
 ) -> dict[str, tuple[str, int]]:
     """Run `planned` ((label, argv, env, timeout_s) each) `jobs` at a time, in `cwd`; {label:
     (status, ms)}. `report` gets one line per target as it finishes."""

@@ -95,3 +95,102 @@ def test_a_bundle_carrying_part_of_the_suite_is_labelled_partial() -> None:
 
 def test_a_manifest_without_the_suite_proves_nothing() -> None:
     assert run_bundle.suite_record({"tests": []}) == (None, [])
+
+
+# A test main that writes one JUnit case of the cuda variant, passing or skipped (CASE_OUTCOME).
+_FAKE_TEST = """
+import os
+skip = '<skipped message="no device"/>' if os.environ.get("CASE_OUTCOME") == "skipped" else ""
+with open(os.environ["XML_OUTPUT_FILE"], "w") as f:
+    f.write('<testsuites><testsuite name="pytest" tests="1">'
+            '<testcase classname="x_test" name="test_run[cuda]">'
+            '<properties><property name="tvm_target" value="cuda"/></properties>'
+            + skip + '</testcase></testsuite></testsuites>')
+"""
+
+
+def fake_bundle(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, outcome: str) -> Path:
+    """A bundle directory with one `_cuda` test, the runner pointed at it."""
+    import json
+
+    here = tmp_path / "gpu_runner"
+    workspace = here / "tvm_conformance"
+    (workspace / "pkg").mkdir(parents=True)
+    (here / "wheels").mkdir()
+    (workspace / "pkg" / "x_test.py").write_text(_FAKE_TEST)
+    label = "//pkg:x_test_cuda"
+    manifest = {
+        "bundle": "//tools/gpu_runner:fake_bundle",
+        "tests": [
+            {
+                "label": label,
+                "kind": "py",
+                "target": "cuda",
+                "argv": ["pkg/x_test.py"],
+                "env": {"CASE_OUTCOME": outcome},
+                "timeout_s": 60,
+                "gpu_runner_config": None,
+            }
+        ],
+        "cuda_suite": {"source": "build graph: //pkg:cuda_tests", "targets": [label]},
+        "whole_suite": True,
+    }
+    (here / "tests.json").write_text(json.dumps(manifest))
+    monkeypatch.setattr(run_bundle, "HERE", str(here))
+    monkeypatch.setattr(run_bundle, "WORKSPACE", str(workspace))
+    monkeypatch.setattr(run_bundle, "MANIFEST", str(here / "tests.json"))
+    monkeypatch.setattr(run_bundle, "VENV_RECORD", str(here / "none.json"))
+    monkeypatch.setattr(run_bundle, "site_dir", lambda: str(tmp_path / "site"))
+    return here
+
+
+@pytest.mark.parametrize(
+    ("outcome", "status", "line"),
+    [
+        ("passed", 0, "verdict: PASS (default/tvm=unknown/tvm_ffi=unknown/cuda_gpu///tools/"),
+        ("skipped", 1, "verdict: SKIPPED ON A GPU RUNNER: //pkg:x_test_cuda :: test_run[cuda]"),
+    ],
+)
+def test_the_exit_status_is_the_verdict(
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+    outcome: str,
+    status: int,
+    line: str,
+) -> None:
+    # The process exits 0 either way: a skipped case on a GPU runner fails by the verdict alone.
+    fake_bundle(tmp_path, monkeypatch, outcome)
+    out = tmp_path / "results"
+    monkeypatch.setattr(sys, "argv", ["run.sh", "--skip-preflight", "--out", str(out)])
+    assert run_bundle.main() == status
+    printed = capsys.readouterr().out
+    assert line in printed, printed
+    assert (
+        printed.strip()
+        .splitlines()[-1]
+        .startswith("verdict: " + ("PASS" if status == 0 else "FAIL"))
+    )
+
+
+@pytest.mark.parametrize("argv", [["-j", "0"], ["--bogus"]])
+def test_bad_arguments_exit_2(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, argv: list[str]
+) -> None:
+    fake_bundle(tmp_path, monkeypatch, "passed")
+    monkeypatch.setattr(sys, "argv", ["run.sh", *argv])
+    try:
+        status = run_bundle.main()
+    except SystemExit as exit_:  # argparse's own error exit
+        status = exit_.code
+    assert status == 2
+
+
+def test_a_bundle_without_its_manifest_exits_2(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    here = fake_bundle(tmp_path, monkeypatch, "passed")
+    (here / "tests.json").unlink()
+    monkeypatch.setattr(sys, "argv", ["run.sh", "--skip-preflight"])
+    assert run_bundle.main() == 2
+    assert "tests.json" in capsys.readouterr().err
