@@ -9,6 +9,7 @@ Relax VM in ``bytecode`` and ``compiled`` modes. See docs/model_import.md for th
 from __future__ import annotations
 
 import dataclasses
+import warnings
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
@@ -24,6 +25,7 @@ except ImportError as err:  # the package's torch extra: say how to get it
     ) from err
 from tvm import relax
 
+from tvm_conformance import numerics
 from tvm_conformance.testing import assert_on_device
 
 # "exported_program_undecomposed" is from_exported_program(run_ep_decomposition=False): the
@@ -321,20 +323,36 @@ def _flatten_tvm(output: Any) -> list[np.ndarray]:
 
 
 def _compare_outputs(
-    expected: list[np.ndarray], actual: list[np.ndarray], *, rtol: float, atol: float, where: str
+    expected: list[numerics.Reference],
+    actual: list[np.ndarray],
+    *,
+    where: str,
+    rtol: float | None = None,
+    atol: float | None = None,
 ) -> None:
     if len(expected) != len(actual):
         raise AssertionError(
             f"PyTorch returned {len(expected)} output(s), TVM returned {len(actual)} ({where})"
         )
+    failures = []
     for i, (want, got) in enumerate(zip(expected, actual, strict=True)):
         label = f"output {i}, {where}"
-        assert_shapes_match(want, got, where=label)
+        assert_shapes_match(want.value, got, where=label)
         if want.dtype != got.dtype:
             raise AssertionError(
                 f"Output dtypes {want.dtype} (PyTorch) and {got.dtype} (TVM) don't match ({label})"
             )
-        np.testing.assert_allclose(got, want, rtol=rtol, atol=atol, err_msg=label)
+        if rtol is not None or atol is not None:
+            # The deprecated override: element-wise against the float64 reference.
+            np.testing.assert_allclose(
+                got, want.value, rtol=rtol or 0.0, atol=atol or 0.0, err_msg=label
+            )
+            continue
+        comparison = numerics.compare(got, want, label=f"output {i}")
+        if not comparison.ok:
+            failures.append(comparison.message)
+    if failures:
+        raise AssertionError("; ".join(failures) + f" ({where})")
 
 
 def verify_model(
@@ -342,8 +360,8 @@ def verify_model(
     inputs: torch.Tensor | Sequence[torch.Tensor],
     *,
     expected_ops: Sequence[str],
-    rtol: float = 1e-5,
-    atol: float = 1e-5,
+    rtol: float | None = None,
+    atol: float | None = None,
     frontend: str = "exported_program",
     exec_modes: Sequence[str] = EXEC_MODES,
     target: str | tvm.target.Target = "llvm",
@@ -354,18 +372,29 @@ def verify_model(
 
     Checks, in order: ``expected_ops`` appear in the imported IR; every weight binds by name
     (``params``, keyed by PyTorch parameter name, defaults to the imported weights); for each
-    exec mode, every output matches PyTorch's in shape, dtype and value (rtol/atol).
+    exec mode, every output matches PyTorch's in shape and dtype, and in value within what
+    rounding in the output's dtype allows (tvm_conformance.numerics: against the model evaluated
+    in float64; docs/model_import.md, "The tolerance rule").
+
+    ``rtol``/``atol`` are deprecated: given, they replace the rule by an element-wise
+    ``|tvm - float64 reference| <= atol + rtol * |reference|`` and warn.
     """
     inputs = _check_model_and_inputs(model, inputs)
     _check_frontend(frontend)
     modes = _check_exec_modes(exec_modes)
     expected_op_names = _check_expected_ops(expected_ops)
-    if rtol < 0 or atol < 0:
-        raise ValueError(f"rtol and atol must be >= 0, got rtol={rtol}, atol={atol}")
+    if rtol is not None or atol is not None:
+        if (rtol or 0.0) < 0 or (atol or 0.0) < 0:
+            raise ValueError(f"rtol and atol must be >= 0, got rtol={rtol}, atol={atol}")
+        warnings.warn(
+            "verify_model's rtol/atol are deprecated: the tolerance follows from the computation "
+            "(docs/model_import.md, 'The tolerance rule'); given, they replace it",
+            DeprecationWarning,
+            stacklevel=2,
+        )
     tgt, dev = _resolve_device(target, dev)
 
-    with torch.no_grad():
-        expected = _flatten_torch(model(*[t.clone() for t in inputs]))
+    expected = numerics.references(model, [t.clone() for t in inputs])
 
     imported = import_model(model, inputs, frontend=frontend)
     assert_ops_present(imported.mod, expected_op_names)
@@ -380,4 +409,4 @@ def verify_model(
         assert_on_device(output, dev)
         actual = _flatten_tvm(output)
         where = f"frontend {frontend!r}, exec mode {mode!r}, target {tgt.kind.name!r}"
-        _compare_outputs(expected, actual, rtol=rtol, atol=atol, where=where)
+        _compare_outputs(expected, actual, where=where, rtol=rtol, atol=atol)

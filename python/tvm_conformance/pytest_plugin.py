@@ -28,7 +28,9 @@ only when given ``--tvm-targets`` or the ``tvm_test_targets`` ini value.
   keeps only that target's cases and deselects the rest, so each variant's
   JUnit XML holds its own target only; ``--tvm-variant=independent`` keeps only
   the cases that take no target. Each targeted case records the JUnit
-  properties ``tvm_target`` (and ``exec_mode`` when it has one).
+  properties ``tvm_target`` (and ``exec_mode`` when it has one); a case skipped because
+  its target's runtime or device is absent also records ``tvm_unavailable_target`` (the
+  kind), which the verdict reads: a skip of a target the config requires is a problem.
 * ``--tvm-require-gpu`` (the GPU runner config, ``--config=cuda_gpu``): a GPU case that
   would skip fails instead, and the summary counts them by reason.
 * GPU targets get the ``gpu`` mark, so ``-m gpu`` / ``-m 'not gpu'`` select
@@ -401,6 +403,7 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
                 )
             elif not target.runnable:
                 item.add_marker(pytest.mark.skip(reason=target.skip_reason))
+                item.user_properties.append((_targets.UNAVAILABLE_TARGET_PROPERTY, target.kind))
             for mark in item.iter_markers(_deviations.ON_TARGETS_MARK):
                 if any(target.matches(n) for n in _targets.iter_names(mark.args)):
                     item.add_marker(mark.kwargs["mark"])
@@ -419,6 +422,11 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
             )
             if why:
                 item.add_marker(pytest.mark.skip(reason=why))
+                missing = _targets.unavailable_requirement(
+                    str(mark.args[0]), mark.kwargs.get("compile_only", False)
+                )
+                if missing:
+                    item.user_properties.append((_targets.UNAVAILABLE_TARGET_PROPERTY, missing))
                 break
 
 

@@ -13,3 +13,16 @@ class ConvSoftmax(torch.nn.Module):
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         return self.softmax(self.conv(x))
+
+
+class Mlp(torch.nn.Module):
+    """Linear(16, 32), ReLU, Linear(32, 4): the model-import checks' MLP."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.fc1 = torch.nn.Linear(16, 32)
+        self.relu = torch.nn.ReLU()
+        self.fc2 = torch.nn.Linear(32, 4)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return self.fc2(self.relu(self.fc1(x)))

@@ -29,6 +29,10 @@ _BUILTIN_DEFAULT: tuple[str, ...] = ("llvm",)
 GPU_RUNTIMES: tuple[str, ...] = ("cuda", "rocm", "opencl", "metal", "vulkan")
 
 TargetEntry = str | dict[str, Any]
+# The JUnit property of a case skipped because a target cannot run here (its runtime is not in
+# this TVM, or its device is absent): the target kind. The verdict (tools/verdict/verdict.py)
+# reads it, not the reason's text: a skip for a target the run's config requires is a problem.
+UNAVAILABLE_TARGET_PROPERTY = "tvm_unavailable_target"
 
 
 class TargetSpecError(ValueError):
@@ -358,6 +362,20 @@ def requirement_skip_reason(
         names = ", ".join(t.id for t in selection.active) or "none"
         return f"requires {kind}: {kind} is not among the session's targets ({names})"
     return ""
+
+
+def unavailable_requirement(kind: str, compile_only: bool = False) -> str | None:
+    """The target kind a ``requires_<kind>`` case misses when it cannot run here because the
+    runtime or device is absent (``gpu``: ``cuda``, the variant it belongs to); None when
+    what is missing is a session choice (the kind is not among the targets) or nothing."""
+    if compile_only:
+        return None
+    if kind == "gpu":
+        return None if gpu_present() else "cuda"
+    try:
+        return None if describe(kind, f"requires_{kind}").runnable else kind
+    except TargetSpecError:
+        return kind
 
 
 def iter_names(values: Iterable[Any]) -> list[TargetEntry]:

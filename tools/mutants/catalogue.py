@@ -9,6 +9,7 @@ Standard library only.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 from dataclasses import dataclass, field
@@ -38,6 +39,7 @@ class Mutant:
     kind: str = "subtle"
     # Set when no test can tell the mutant from the original: the reason why.
     equivalent: str = ""
+    digest: str = ""  # entry_digest of the entry as written (set by load)
 
 
 @dataclass(frozen=True)
@@ -65,12 +67,20 @@ class Catalogue:
         return sorted({row.split(" :: ")[0] for row in mutant.rows})
 
 
+def entry_digest(entry: dict) -> str:
+    """sha256 (16 hex digits) of a catalogue entry as written (its JSON object): a recorded
+    result of an entry edited since is stale (tools/verdict/strength.py, the same function)."""
+    text = json.dumps(entry, sort_keys=True, separators=(",", ":"))
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()[:16]
+
+
 def load(path: str = CATALOGUE) -> Catalogue:
     """Read and check the catalogue; CatalogueError lists every problem found."""
     with open(path, encoding="utf-8") as stream:
         data = json.load(stream)
     mutants = tuple(
-        Mutant(**{**entry, "rows": tuple(entry.get("rows", ()))}) for entry in data["mutants"]
+        Mutant(**{**entry, "rows": tuple(entry.get("rows", ())), "digest": entry_digest(entry)})
+        for entry in data["mutants"]
     )
     catalogue = Catalogue(data["lane"], dict(data["wheels"]), dict(data["areas"]), mutants)
     problems = check(catalogue)

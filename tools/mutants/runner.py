@@ -1,7 +1,7 @@
 """Run the mutant catalogue against the kit: each mutant wheel through check-my-wheel.
 
     ./bazelw run //tools/mutants -- [--only ID ...] [--area A ...] [--lane L]
-                                    [--scope area|all] [--baseline] [--record FILE]
+                                    [--scope area|all] [--no-baseline] [--record FILE]
     ./bazelw run //tools/mutants -- --list
     ./bazelw run //tools/mutants -- --table RESULTS.json
 
@@ -10,8 +10,9 @@ the lane's pinned wheel, fetched with pip from the lane's hashed lock, with one 
 its RECORD line fixed, under the original file name), runs tools/verdict/check_my_wheel.py with
 it (the other wheel is the lane's pinned one) and classifies the run:
 
-  killed        a case failed (or a strict xfail passed), or a test target crashed: the kit
-                caught the break; the failing cases are recorded
+  killed        a case failed (or a strict xfail passed), or a test target crashed or timed
+                out again when rerun alone: the kit caught the break; the failing cases
+                are recorded
   survived      the run passed: the kit did not see the break
   inconclusive  the run broke for another reason (the wheel did not build, Bazel failed to
                 build, check-my-wheel did not test this very wheel): never counted as killed
@@ -22,8 +23,12 @@ test target). --scope area (the default) runs only the test packages of the muta
 (the catalogue's `areas`): a partial run, said so in the results; --scope rows runs only the
 targets of the conformance rows that should catch the mutant (CI's cheap check); --scope all
 runs `//...`.
---baseline first runs the unmutated wheels over the union of the targets: it must PASS, or
-every kill would be meaningless (the runner then stops). Results go to
+The baseline (on by default; --no-baseline skips it) first runs the unmutated wheels over the
+union of the targets: it must PASS, or every kill would be meaningless (the runner then
+stops); the report refuses the score of results without a passing baseline of their commit.
+A TIMEOUT or crash without a failed case counts as killed only when a rerun of that target
+alone reproduces it; else it stays inconclusive. Each result records the kit commit, lane,
+scope, baseline and the digest of its catalogue entry, so the report marks stale ones. Results go to
 mutation-runs/<UTC start>/results.json (and one log per mutant); --record merges them into a
 results file the report's strength section reads (docs/mutation_results.json).
 Exit status: 0 when every mutant run was killed (or equivalent) and the baseline passed, 1
@@ -41,6 +46,7 @@ import statistics
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -123,15 +129,24 @@ def classify(run_dir: str | None, status: int, output: str) -> dict:
     killed_by = [
         f"{target.label} :: {case.name}" for target, case in run.cases() if case.outcome == "failed"
     ]
+    if killed_by:
+        return {"outcome": "killed", "killed_by": killed_by}
+    # A TIMEOUT or a crash without a failed case may be the machine's load, not the mutant: it
+    # is inconclusive until a rerun of that target alone reproduces it (confirm_crashes).
     crashed = [
-        f"crashed: {label}"
+        label
         for label, target in sorted(run.targets.items())
         if target.status in ("FAILED", "TIMEOUT")
         and not any(c.outcome == "failed" for c in target.cases)
-        and target.errors
+        and (target.errors or target.status == "TIMEOUT")
     ]
-    if killed_by or crashed:
-        return {"outcome": "killed", "killed_by": killed_by + crashed}
+    if crashed:
+        statuses = "; ".join(f"{run.targets[t].status}: {t}" for t in crashed[:3])
+        return {
+            "outcome": "inconclusive",
+            "reason": f"a crash or timeout without a failed case ({statuses}), not yet rerun alone",
+            "crashed": crashed,
+        }
     if status == 0 and run.targets:
         return {"outcome": "survived"}
     failing = sorted(
@@ -142,6 +157,47 @@ def classify(run_dir: str | None, status: int, output: str) -> dict:
         "reason": f"check-my-wheel exit {status}, bazel exit {run.exit_code}, no failed case"
         + (f" ({'; '.join(failing[:3])})" if failing else ""),
     }
+
+
+def confirm_crashes(entry: dict, rerun: Callable[[str], tuple[int, str, str | None]]) -> dict:
+    """An inconclusive crash (classify's `crashed`) becomes a kill only when a rerun of each
+    crashed target alone, with its own timeout (`rerun(label)` -> exit, output, run archive),
+    fails again; otherwise it stays inconclusive, saying which rerun passed."""
+    crashed = entry.pop("crashed", None)
+    if entry.get("outcome") != "inconclusive" or not crashed:
+        return entry
+    confirmed = []
+    for label in crashed:
+        code, output, run_dir = rerun(label)
+        again = classify(run_dir, code, output)
+        if again["outcome"] == "killed":
+            return dict(entry, outcome="killed", killed_by=again["killed_by"], reason=None)
+        if again.get("crashed") == [label]:
+            confirmed.append(f"crashed (reproduced alone): {label}")
+    if confirmed:
+        entry = dict(entry, outcome="killed", killed_by=confirmed)
+        entry.pop("reason", None)
+        return entry
+    return dict(
+        entry, reason=entry["reason"].replace("not yet rerun alone", "not reproduced alone")
+    )
+
+
+def kit_commit(root: str = ROOT) -> str:
+    """The kit's commit (`git rev-parse HEAD`), `+edits` when the tree differs from it (a
+    result of an edited kit is then told apart); `unknown` outside a git checkout."""
+    try:
+        head = subprocess.run(
+            ["git", "rev-parse", "HEAD"], cwd=root, capture_output=True, text=True, check=True
+        ).stdout.strip()
+        dirty = subprocess.run(
+            ["git", "diff", "--quiet", "HEAD", "--", ".", ":!docs/mutation_results.json"],
+            cwd=root,
+            check=False,
+        ).returncode
+    except (OSError, subprocess.CalledProcessError):
+        return "unknown"
+    return head + ("+edits" if dirty else "")
 
 
 def check_command(
@@ -199,15 +255,30 @@ def table(records: list[dict], catalogue: catalogue_lib.Catalogue) -> str:
     return "\n".join(lines)
 
 
+# What each recorded result carries of the run that made it (record() copies them in), so a
+# merge of runs with other lanes, scopes or baselines never rewrites an earlier result's.
+RESULT_META = ("kit_commit", "lane", "scope", "fail_fast", "baseline", "started")
+
+
+def entries_of(results_field: object) -> list[dict]:
+    """A results file's `results`: a list of entries, or a dict of them by id."""
+    if isinstance(results_field, dict):
+        return list(results_field.values())
+    return list(results_field or [])  # type: ignore[call-overload]
+
+
 def record(path: str, new: list[dict], meta: dict) -> None:
-    """Merge `new` results (by mutant id, newest wins) into the results file at `path`."""
-    data = {"results": {}}
+    """Merge `new` results (by mutant id, newest wins) into the results file at `path`; each
+    result keeps its own run's RESULT_META (its own value where it has one)."""
+    data: dict = {"results": {}}
     if os.path.isfile(path):
         with open(path, encoding="utf-8") as stream:
             data = json.load(stream)
+        data["results"] = {e["id"]: e for e in entries_of(data.get("results"))}
     data.update({k: v for k, v in meta.items() if k != "results"})
     for entry in new:
-        kept = {k: v for k, v in entry.items() if k not in ("log", "run_dir")}
+        kept = {k: meta[k] for k in RESULT_META if k in meta}
+        kept.update({k: v for k, v in entry.items() if k not in ("log", "run_dir")})
         before = data["results"].get(entry["id"], {})
         # A survivor that a later run kills was closed by a new test: keep that history.
         if before.get("outcome") == "survived" or before.get("was_survivor"):
@@ -238,7 +309,11 @@ def main(argv: list[str] | None = None) -> int:  # noqa: PLR0912, PLR0915
         "--no-fail-fast", action="store_true", help="run every target even after a failure"
     )
     parser.add_argument(
-        "--baseline", action="store_true", help="first check the unmutated wheels (must PASS)"
+        "--baseline",
+        action=argparse.BooleanOptionalAction,
+        default=True,
+        help="first check the unmutated wheels, which must PASS (default; --no-baseline "
+        "skips it, and the report then refuses the score of those results)",
     )
     parser.add_argument("--out", help="results directory (default mutation-runs/<UTC start>)")
     parser.add_argument(
@@ -264,15 +339,14 @@ def main(argv: list[str] | None = None) -> int:  # noqa: PLR0912, PLR0915
             with open(path, encoding="utf-8") as stream:
                 data = json.load(stream)
             meta = {k: v for k, v in data.items() if k != "results"}
-            record(os.path.join(ROOT, args.record), list(data["results"]), meta)
+            record(os.path.join(ROOT, args.record), entries_of(data.get("results")), meta)
         return 0
     if args.table:
         merged: dict[str, dict] = {}
         for path in args.table:
             with open(path, encoding="utf-8") as stream:
                 data = json.load(stream)
-            entries = data["results"]
-            merged.update(entries if isinstance(entries, dict) else {e["id"]: e for e in entries})
+            merged.update({e["id"]: e for e in entries_of(data.get("results"))})
         print(table(list(merged.values()), catalogue))
         return 0
     if args.list:
@@ -313,6 +387,8 @@ def main(argv: list[str] | None = None) -> int:  # noqa: PLR0912, PLR0915
         + " ".join(argv if argv is not None else sys.argv[1:]),
         "started": stamp,
         "catalogue_size": len(catalogue.mutants),
+        "kit_commit": kit_commit(),
+        "baseline": {"verdict": "not run"},
     }
     records: list[dict] = []
     status = 0
@@ -343,6 +419,7 @@ def main(argv: list[str] | None = None) -> int:  # noqa: PLR0912, PLR0915
             "kind": mutant.kind,
             "lane": lane,
             "breaks": mutant.breaks,
+            "entry_digest": mutant.digest,
         }
         if mutant.equivalent:
             entry.update(outcome="equivalent", reason=mutant.equivalent, seconds=0.0)
@@ -368,6 +445,18 @@ def main(argv: list[str] | None = None) -> int:  # noqa: PLR0912, PLR0915
         )
         code, output, run_dir, seconds = run_check(command, log)
         entry.update(classify(run_dir, code, output))
+
+        def rerun(
+            label: str, m: catalogue_lib.Mutant = mutant, w: dict[str, str] = wheels
+        ) -> tuple[int, str, str | None]:
+            alone = os.path.join(out, f"{m.id}.rerun.log")
+            command = check_command(
+                w, lane, [label], os.path.join(out, f"report-{m.id}-rerun"), False
+            )
+            code, output, run_dir, _ = run_check(command, alone)
+            return code, output, run_dir
+
+        entry = confirm_crashes(entry, rerun)
         entry.update(
             seconds=round(seconds, 1), sha256=sha, targets=targets, log=log, run_dir=run_dir
         )

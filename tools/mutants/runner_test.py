@@ -95,3 +95,70 @@ def test_record_merges_by_id_newest_wins(tmp_path: Path) -> None:
     assert data["results"]["a"] == {"id": "a", "outcome": "killed"}
     # b survived the first run and was killed by the second: closed, and the file says so.
     assert data["results"]["b"] == {"id": "b", "outcome": "killed", "was_survivor": True}
+
+
+# --- Issue 44: an honest score ----------------------------------------------------------------
+def _timeout_run(tmp_path: Path) -> str:
+    junit = fake_runs.junit([fake_runs.case_xml("test_a")])
+    run_dir = fake_runs.archive(tmp_path, {LABEL: junit}, statuses={LABEL: "TIMEOUT"}, exit_code=3)
+    # Bazel writes no test.xml for a test it killed: the archive has none either.
+    Path(run_dir, "tests", "python", "tests", "ffi", "container_test", "test.xml").unlink()
+    return run_dir
+
+
+def test_a_timeout_without_a_failed_case_is_inconclusive_until_reproduced(tmp_path: Path) -> None:
+    first = runner.classify(_timeout_run(tmp_path), 1, "verdict: FAIL")
+    assert first["outcome"] == "inconclusive" and first["crashed"] == [LABEL]
+    assert "not yet rerun alone" in first["reason"]
+    reruns: list[str] = []
+
+    def passes_alone(label: str) -> tuple[int, str, str | None]:
+        reruns.append(label)
+        return 0, "verdict: PASS", _run(tmp_path, "passed")
+
+    load = runner.confirm_crashes(dict(first), passes_alone)
+    assert reruns == [LABEL]
+    assert load["outcome"] == "inconclusive" and "not reproduced alone" in load["reason"]
+    assert "crashed" not in load
+    again = runner.confirm_crashes(
+        dict(first), lambda label: (1, "verdict: FAIL", _timeout_run(tmp_path))
+    )
+    assert again == {"outcome": "killed", "killed_by": [f"crashed (reproduced alone): {LABEL}"]}
+
+
+def test_record_keeps_each_results_own_run_metadata(tmp_path: Path) -> None:
+    path = tmp_path / "results.json"
+    first = {
+        "lane": "default",
+        "scope": "rows",
+        "kit_commit": "aaa",
+        "baseline": {"verdict": "PASS"},
+    }
+    runner.record(str(path), [{"id": "a", "outcome": "killed"}], first)
+    later = {
+        "lane": "ffi_next",
+        "scope": "all",
+        "kit_commit": "bbb",
+        "baseline": {"verdict": "not run"},
+    }
+    runner.record(str(path), [{"id": "b", "outcome": "killed"}], later)
+    results = json.loads(path.read_text())["results"]
+    assert (results["a"]["lane"], results["a"]["scope"], results["a"]["kit_commit"]) == (
+        "default", "rows", "aaa",
+    )  # fmt: skip
+    assert results["a"]["baseline"] == {"verdict": "PASS"}
+    assert (results["b"]["lane"], results["b"]["kit_commit"]) == ("ffi_next", "bbb")
+
+
+def test_merge_reads_a_dict_shaped_results_file(tmp_path: Path, monkeypatch) -> None:
+    shaped = tmp_path / "dict.json"
+    shaped.write_text(
+        json.dumps(
+            {"lane": "default", "kit_commit": "ccc",
+             "results": {"a": {"id": "a", "outcome": "killed", "lane": "default"}}}
+        )
+    )  # fmt: skip
+    monkeypatch.setattr(runner, "ROOT", str(tmp_path))
+    assert runner.main(["--merge", str(shaped), "--record", "merged.json"]) == 0
+    merged = json.loads((tmp_path / "merged.json").read_text())["results"]
+    assert merged["a"]["outcome"] == "killed" and merged["a"]["kit_commit"] == "ccc"

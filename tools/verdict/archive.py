@@ -18,6 +18,7 @@ import platform
 import shutil
 import subprocess
 import sys
+import time
 from typing import Any
 
 import results
@@ -124,6 +125,68 @@ def cuda_suite(bazel: str, workspace: str) -> dict[str, Any]:
     return record
 
 
+# What `bazel test //...` runs under a run's own flags: every test of the workspace less the
+# `manual` ones and those incompatible with the configuration (a `_cuda` variant without
+# --config=cuda). A run that ran fewer is partial (results.Run.partial), whatever option made
+# it so. Measured on 2 shared cores right after a run with the same flags: about 1-2 s (the
+# analysis is cached); after a change of flags the first one re-analyses.
+SUITE_QUERY = 'tests(//...) except attr(tags, "\\bmanual\\b", //...)'
+SUITE_EXPR = 'str(target.label) + " " + str("IncompatiblePlatformProvider" in providers(target))'
+# Options that change which packages `//...` reaches or where patterns come from: the suite is
+# asked for without them (a run using them is then partial by what it did not run).
+_NOT_SUITE_OPTIONS = ("deleted_packages", "target_pattern_file", "build_event_json_file")
+
+
+def suite_command(bazel: str, args: list[str]) -> list[str]:
+    """The cquery of the suite under a run's own flags: its startup options, then every option
+    of its command (`--name=value` words; patterns dropped) except _NOT_SUITE_OPTIONS."""
+    index = next((i for i, a in enumerate(args) if not a.startswith("-")), len(args))
+    options = []
+    for arg in args[index + 1 :]:
+        if arg == "--":
+            break
+        name = arg.lstrip("-").partition("=")[0]
+        if arg.startswith("-") and name not in _NOT_SUITE_OPTIONS:
+            options.append(arg)
+    return [
+        bazel,
+        *args[:index],
+        "cquery",
+        *options,
+        "--output=starlark",
+        f"--starlark:expr={SUITE_EXPR}",
+        SUITE_QUERY,
+    ]
+
+
+def whole_suite(bazel: str, workspace: str, args: list[str]) -> dict[str, Any]:
+    """{"source": the command, "targets": labels, "seconds": its cost} of the suite the run's
+    flags give (SUITE_QUERY); on a failure "targets" is absent and "error" says why (the run
+    is then partial: nothing shows it ran the whole suite)."""
+    command = suite_command(bazel, args)
+    record: dict[str, Any] = {"source": " ".join(["bazel", *command[1:]])}
+    began = time.monotonic()
+    try:
+        out = subprocess.run(
+            command, cwd=workspace, capture_output=True, text=True, timeout=600, check=True
+        )
+    except subprocess.CalledProcessError as err:
+        lines = (err.stderr or "").strip().splitlines()
+        record["error"] = (lines[-1] if lines else str(err))[:500]
+        return record
+    except (OSError, subprocess.SubprocessError) as err:
+        record["error"] = str(err)[:500]
+        return record
+    labels = []
+    for line in out.stdout.splitlines():
+        label, _, incompatible = line.strip().rpartition(" ")
+        if label and incompatible == "False":
+            labels.append(label)
+    record["targets"] = sorted(labels)
+    record["seconds"] = round(time.monotonic() - began, 2)
+    return record
+
+
 def archive_run(
     bep: str,
     root: str,
@@ -133,6 +196,7 @@ def archive_run(
     end: float,
     venv_record: str | None = None,
     gpu_suite: dict[str, Any] | None = None,
+    suite: dict[str, Any] | None = None,
 ) -> str:
     """Copy one invocation into `<root>/<UTC start>-<lane>/`; return that directory.
 
@@ -198,6 +262,8 @@ def archive_run(
     }
     if gpu_suite is not None:
         meta["gpu_suite"] = gpu_suite
+    if suite is not None:
+        meta[results.SUITE_KEY] = suite
     with open(os.path.join(dest, ARCHIVE_META), "w", encoding="utf-8") as stream:
         json.dump(meta, stream, indent=1, sort_keys=True)
         stream.write("\n")
@@ -227,6 +293,12 @@ def main(argv: list[str] | None = None) -> int:
             if args.bazel
             else {"source": "none", "error": "archive.py was given no --bazel to query"}
         )
+    workspace = os.path.dirname(os.path.abspath(args.root))
+    suite = (
+        whole_suite(args.bazel, workspace, args.bazel_args)
+        if args.bazel
+        else {"source": "none", "error": "archive.py was given no --bazel to query"}
+    )
     print(
         archive_run(
             args.bep,
@@ -237,6 +309,7 @@ def main(argv: list[str] | None = None) -> int:
             args.end,
             args.venv_record,
             gpu_suite,
+            suite,
         )
     )
     return 0

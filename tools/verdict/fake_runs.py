@@ -171,13 +171,17 @@ def archive(
     venv_record: dict | None = None,
     patterns: tuple[str, ...] = ("//...",),
     gpu_suite: dict | None = None,
+    suite: dict | None = None,
     **kwargs,
 ) -> str:
     """A run archive under `root/conformance-runs` of a fake run; returns its directory.
 
     `venv_record` is the lane venv's tvm_conformance_venv.json (the run's identity),
     `patterns` the target patterns after `--` on the command line (`-//pkg:x` excludes),
-    `gpu_suite` run.json's record of the targets a GPU run must run."""
+    `gpu_suite` run.json's record of the targets a GPU run must run, `suite` its record of
+    the whole suite (default: the tests given and those not built, so the run is whole)."""
+    if suite is None:
+        suite = {"source": "fake", "targets": [*tests, *kwargs.get("not_built", ())]}
     work = root / f"work{len(os.listdir(root))}"
     work.mkdir()
     bep = write_bep(work, tests, flags, **kwargs)
@@ -195,6 +199,7 @@ def archive(
         start + 60,
         str(record) if record else None,
         gpu_suite,
+        suite,
     )
 
 

@@ -44,6 +44,9 @@ _CONFIG_FLAG = re.compile(
     r"^--(?P<no>no)?(@(tvm_conformance)?)?//tools/config:(?P<name>[A-Za-z0-9_]+)"
     r"(=(?P<value>.*))?$"
 )
+# run.json's record of the suite: the tests `//...` expands to under the run's own flags
+# (archive.py's cquery): {"source": "...", "targets": [labels], "seconds": N} or "error".
+SUITE_KEY = "suite"
 OUTCOMES = ("passed", "failed", "skipped", "xfailed", "disabled")
 ARCHIVE_EVENTS = "build_events.json"
 ARCHIVE_META = "run.json"
@@ -200,15 +203,27 @@ class Run:
 
     @property
     def partial(self) -> list[str]:
-        """What keeps this run from being the whole suite (`//...` with no filter): negative
-        patterns, other patterns, tag and test filters; [] for a whole-suite run. A run
-        without recorded arguments (a GPU-runner bundle) is judged by its own record."""
-        if not self.pattern_list:
+        """What keeps this run from being the whole suite: the tests of the suite (run.json
+        SUITE_KEY, what `//...` expands to under the run's flags) it did not run, whatever
+        option caused it, or that the suite is not recorded; also negative patterns, other
+        patterns, and the options that filter cases within a target. [] for a whole-suite run.
+        A run without recorded arguments (a GPU-runner bundle) is judged by its own record."""
+        if "bazel_args" not in self.meta and not self.meta.get("bep_patterns"):
             return [str(p) for p in self.meta.get("partial", [])]  # type: ignore[union-attr]
         why = [p for p in self.pattern_list if p.startswith("-")]
         if "//..." not in self.pattern_list:
             why.insert(0, "not //...")
         why += [o for o in self.selection if _option_name(o) in EXCLUDING_OPTIONS]
+        suite = self.meta.get(SUITE_KEY)
+        labels = suite.get("targets") if isinstance(suite, dict) else None
+        if not isinstance(labels, list):
+            error = suite.get("error") if isinstance(suite, dict) else None
+            why.append(f"suite not recorded ({error})" if error else "suite not recorded")
+        else:
+            missing = sorted(set(map(str, labels)) - set(self.targets))
+            if missing:
+                shown = ", ".join(missing[:3]) + (", ..." if len(missing) > 3 else "")
+                why.append(f"{len(missing)} of {len(labels)} suite tests not run ({shown})")
         return why
 
     def identity_key(self) -> str:

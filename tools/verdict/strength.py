@@ -4,20 +4,54 @@ Reads the mutant catalogue (tools/mutants/catalogue.json) and the recorded resul
 `./bazelw run //tools/mutants -- --record docs/mutation_results.json`; per area: the
 catalogue's size, how many were run, killed, survived, inconclusive, equivalent; the survivors
 by id with the behaviour each breaks (and whether a later test closed it); the test that killed
-each mutant. No results file, no section. Standard library only.
+each mutant. The score divides kills by every mutant run (inconclusive ones included), is
+refused while a result lacks a passing baseline, and results of another kit commit or of an
+edited catalogue entry are listed as stale. No results file, no section. Standard library only.
 """
 
 from __future__ import annotations
 
+import hashlib
 import html
 import json
 import os
 import statistics
+import subprocess
 
 CATALOGUE = os.path.join("tools", "mutants", "catalogue.json")
 RESULTS = os.path.join("docs", "mutation_results.json")
 OUTCOMES = ("killed", "survived", "inconclusive", "equivalent")
-COMMAND = "./bazelw run //tools/mutants -- --baseline --record docs/mutation_results.json"
+COMMAND = "./bazelw run //tools/mutants -- --record docs/mutation_results.json"
+
+
+def entry_digest(entry: dict) -> str:
+    """tools/mutants/catalogue.py's entry_digest (kept in step by strength_test.py)."""
+    text = json.dumps(entry, sort_keys=True, separators=(",", ":"))
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()[:16]
+
+
+def kit_commit(workspace: str) -> str | None:
+    """The workspace's commit (`git rev-parse HEAD`), None outside a git checkout."""
+    try:
+        out = subprocess.run(
+            ["git", "rev-parse", "HEAD"], cwd=workspace, capture_output=True, text=True, check=True
+        )
+    except (OSError, subprocess.CalledProcessError):
+        return None
+    return out.stdout.strip() or None
+
+
+def stale_reason(result: dict, entry: dict, commit: str | None) -> str:
+    """Why a recorded result no longer speaks for the kit: its catalogue entry was edited since,
+    or it was made by another kit commit (or an edited tree); "" when it is current."""
+    if result.get("entry_digest") != entry_digest(entry):
+        return "catalogue entry edited since" if result.get("entry_digest") else "no entry digest"
+    made = result.get("kit_commit")
+    if not made:
+        return "no kit commit"
+    if commit and made != commit:
+        return f"kit {str(made)[:12]}, not {commit[:12]}"
+    return ""
 
 
 def load(workspace: str) -> dict | None:
@@ -30,13 +64,17 @@ def load(workspace: str) -> dict | None:
         catalogue = json.load(stream)
     with open(results_path, encoding="utf-8") as stream:
         recorded = json.load(stream)
-    return build(catalogue, recorded)
+    return build(catalogue, recorded, kit_commit(workspace))
 
 
-def build(catalogue: dict, recorded: dict) -> dict:
-    """The section from the catalogue and a results file (plain data in, plain data out)."""
+def build(catalogue: dict, recorded: dict, commit: str | None = None) -> dict:
+    """The section from the catalogue and a results file (plain data in, plain data out);
+    `commit` is the kit's: results of another commit are marked stale."""
     mutants = {m["id"]: m for m in catalogue["mutants"]}
-    results = {i: r for i, r in recorded.get("results", {}).items() if i in mutants}
+    entries = recorded.get("results", {})
+    if isinstance(entries, list):
+        entries = {e.get("id", ""): e for e in entries}
+    results = {i: r for i, r in entries.items() if i in mutants}
     areas = []
     for area in catalogue["areas"]:
         ids = [i for i, m in mutants.items() if m["area"] == area]
@@ -73,11 +111,21 @@ def build(catalogue: dict, recorded: dict) -> dict:
         if r.get("outcome") == "killed"
     ]
     killed = sum(a["killed"] for a in areas)
-    scored = sum(a["killed"] + a["survived"] for a in areas)
+    # Every mutant run counts, inconclusive ones too: they are not kills.
+    scored = sum(a["run"] for a in areas)
+    stale = {i: why for i, r in results.items() if (why := stale_reason(r, mutants[i], commit))}
+    unbaselined = sorted(
+        i
+        for i, r in results.items()
+        if r.get("outcome") != "equivalent" and (r.get("baseline") or {}).get("verdict") != "PASS"
+    )
     return {
         "catalogue_size": len(mutants),
         "killed": killed,
         "scored": scored,
+        "inconclusive": sum(a["inconclusive"] for a in areas),
+        "stale": stale,
+        "unbaselined": unbaselined,
         "areas": areas,
         "survivors": sorted(survivors, key=lambda s: (s["open"] is False, s["area"], s["id"])),
         "kills": sorted(kills, key=lambda k: (k["area"], k["id"])),
@@ -88,11 +136,22 @@ def build(catalogue: dict, recorded: dict) -> dict:
 
 
 def headline(section: dict) -> str:
-    """One line: killed of scored, of the catalogue, the lane and scope."""
+    """One line: killed of every mutant run (inconclusive ones named), of the catalogue, the
+    lane and scope, the stale results; the score is refused while a result has no passing
+    baseline of its run."""
+    unbaselined = section.get("unbaselined", [])
+    stale = section.get("stale", {})
+    score = (
+        f"score refused: {len(unbaselined)} result(s) without a passing baseline of their "
+        f"kit commit; {section['killed']} of {section['scored']} mutants run killed"
+        if unbaselined
+        else f"{section['killed']} of {section['scored']} mutants run killed"
+    )
     return (
-        f"{section['killed']} of {section['scored']} mutants run killed "
-        f"(catalogue: {section['catalogue_size']}; lane {section['lane'] or '?'}, "
-        f"scope {section['scope'] or '?'}); reproduce with `{section['command']}`"
+        f"{score} ({section.get('inconclusive', 0)} inconclusive; "
+        f"catalogue: {section['catalogue_size']}; lane {section['lane'] or '?'}, "
+        f"scope {section['scope'] or '?'}; {len(stale)} stale)"
+        f"; reproduce with `{section['command']}`"
     )
 
 
@@ -127,6 +186,10 @@ def markdown_lines(section: dict | None) -> list[str]:
         out += ["| mutant | area | first test that failed |", "|---|---|---|"]
         out += [f"| `{k['id']}` | {k['area']} | {cell(k['test'])} |" for k in section["kills"]]
         out.append("")
+    if section.get("stale"):
+        out += ["| stale result | why |", "|---|---|"]
+        out += [f"| `{i}` | {cell(why)} |" for i, why in sorted(section["stale"].items())]
+        out.append("")
     return out
 
 
@@ -149,5 +212,10 @@ def html_section(section: dict | None) -> str:
                 f"<tr><td><code>{e(s['id'])}</code></td><td>{e(s['area'])}</td>"
                 f"<td>{e(s['breaks'])}</td><td>{e(status)}</td></tr>"
             )
+        parts.append("</table>")
+    if section.get("stale"):
+        parts.append("<table><tr><th>stale result</th><th>why</th></tr>")
+        for i, why in sorted(section["stale"].items()):
+            parts.append(f"<tr><td><code>{e(i)}</code></td><td>{e(why)}</td></tr>")
         parts.append("</table>")
     return "".join(parts)

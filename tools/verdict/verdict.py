@@ -36,6 +36,20 @@ EMPTY_ON_PURPOSE_TAG = "empty_on_purpose"
 # list its build recorded (the lane bundle) or its own `_cuda` tests (a partial bundle, whose run
 # is labelled partial; run_bundle.py): {"source": "...", "targets": [labels]}.
 GPU_SUITE_KEY = "gpu_suite"
+# The targets each config requires (its name without +asan/+ubsan): a case skipped because one
+# of them cannot run here (its runtime is not in this TVM, or no device) is a problem; other
+# skips are allowed and shown with their reasons. The pytest plugin names the target of such a
+# skip in the case's JUnit property UNAVAILABLE_TARGET_PROPERTY (never read from reason text).
+# Runtime-only processes (TVM_USE_RUNTIME_LIB=1) follow the same rule, judged by the runtime
+# alone (tvm_conformance.targets: llvm needs the CPU runtime, cuda the CUDA runtime and a
+# device); that such a process has no compiler is its design, never a target skip.
+REQUIRED_TARGETS = {"cpu": ("llvm",), "cuda": ("llvm",), "cuda_gpu": ("llvm", "cuda")}
+UNAVAILABLE_TARGET_PROPERTY = "tvm_unavailable_target"  # tvm_conformance.targets, in step
+
+
+def required_targets(config: str) -> tuple[str, ...]:
+    """The targets a config (results.Run.config, e.g. `cuda+asan`) requires; llvm at least."""
+    return REQUIRED_TARGETS.get(config.partition("+")[0], ("llvm",))
 
 
 class Registry(Protocol):
@@ -69,6 +83,8 @@ class Verdict:
     exit_code: int | None
     # What keeps the run from being the whole suite (results.Run.partial); [] when whole.
     partial: list[str] = dataclasses.field(default_factory=list)
+    # Skipped and disabled cases by reason (every one allowed by the config, or a problem too).
+    skip_reasons: collections.Counter[str] = dataclasses.field(default_factory=collections.Counter)
 
     @property
     def passed(self) -> bool:
@@ -85,9 +101,23 @@ class Verdict:
         return (
             f"{head}: {sum(self.statuses.values())} targets ({targets or 'none'}), "
             f"{sum(self.outcomes.values())} cases ({cases or 'none'}), "
+            f"{self.skips_text()}, "
             f"bazel exit {self.exit_code if self.exit_code is not None else 'unknown'}, "
             f"{len(self.problems)} problems"
         )
+
+    def skips_text(self, most: int = 3) -> str:
+        """`skipped N` and, when N > 0, the commonest reasons: `(5: reason; 2: other; +1
+        more reason)`; always in the verdict line, so a skip is never silent."""
+        total = sum(self.skip_reasons.values())
+        if not total:
+            return "skipped 0"
+        common = self.skip_reasons.most_common(most)
+        parts = [f"{n}: {r if len(r) <= 80 else r[:77] + '...'}" for r, n in common]
+        rest = len(self.skip_reasons) - len(common)
+        if rest:
+            parts.append(f"+{rest} more reason{'s' if rest > 1 else ''}")
+        return f"skipped {total} ({'; '.join(parts)})"
 
     def to_json(self) -> dict[str, object]:
         """A JSON-able summary (the report embeds it per column)."""
@@ -99,6 +129,7 @@ class Verdict:
             "deviations": dict(self.deviations),
             "exit_code": self.exit_code,
             "partial": self.partial,
+            "skip_reasons": dict(self.skip_reasons),
         }
 
 
@@ -233,6 +264,8 @@ def verdict_of(
         problems.append("EMPTY RUN: no test target ran; nothing was checked")
     # A cuda_gpu run (a GPU runner) cannot pass by skipping its cuda cases.
     gpu_required = run.config.startswith("cuda_gpu")
+    required = required_targets(run.config)
+    skip_reasons: collections.Counter[str] = collections.Counter()
     exit_code = run.exit_code
     if exit_code not in (0, None):
         problems.append(f"BAZEL EXIT {exit_code}: the invocation did not succeed")
@@ -257,6 +290,8 @@ def verdict_of(
             )
         for merged in target.cases:
             outcomes[merged.outcome] += 1
+            if merged.outcome in ("skipped", "disabled"):
+                skip_reasons[merged.message] += 1
             if merged.outcome == "xfailed" and merged.deviation:
                 deviations[merged.deviation] += 1
             # Every run of the case counts (--runs_per_test), whatever their order.
@@ -271,6 +306,20 @@ def verdict_of(
                     problems.append(
                         f"SKIPPED ON A GPU RUNNER: {label} :: {case.name}: {case.message[:200]}"
                     )
+                elif (
+                    case.outcome == "skipped"
+                    and case.properties.get(UNAVAILABLE_TARGET_PROPERTY) in required
+                ):
+                    problems.append(
+                        f"REQUIRED TARGET SKIPPED: {label} :: {case.name}: the "
+                        f"{run.config} config requires "
+                        f"{case.properties[UNAVAILABLE_TARGET_PROPERTY]}: {case.message[:200]}"
+                    )
+    if run.targets and not outcomes["passed"]:
+        problems.append(
+            f"NOTHING PASSED: not one of the run's {sum(outcomes.values())} cases passed; a run "
+            "that checked nothing is never PASS"
+        )
     if gpu_required:
         problems += gpu_suite_problems(run)
     problems += deviation_problems(run, registry)
@@ -288,7 +337,7 @@ def verdict_of(
             )
     # One line per problem, in first-seen order (several runs of a case may fail alike).
     problems = list(dict.fromkeys(problems))
-    return Verdict(problems, outcomes, statuses, deviations, exit_code, run.partial)
+    return Verdict(problems, outcomes, statuses, deviations, exit_code, run.partial, skip_reasons)
 
 
 def main(argv: list[str] | None = None) -> int:

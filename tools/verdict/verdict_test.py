@@ -114,6 +114,7 @@ def test_a_wildcard_binds_only_the_cases_it_matches(tmp_path: Path) -> None:
             "deviation robust-family: x",
             properties=LLVM,
         ),
+        case_xml("test_other[llvm]", properties=LLVM),
     ]
     result = _verdict(tmp_path, {"//pkg:a_test_llvm": junit(cases)})
     assert len(result.problems) == 1 and "test_family[KeyError-relax_vm]" in result.problems[0]
@@ -219,7 +220,10 @@ def test_a_gpu_runner_run_cannot_pass_by_skipping_its_cuda_cases(tmp_path: Path)
             [case_xml("test_run[cuda]", "skipped", "no cuda:0", properties={"tvm_target": "cuda"})]
         ),
         "//pkg:c_test_llvm": junit(
-            [case_xml("test_x[llvm]", "skipped", "no torch", properties=LLVM)]
+            [
+                case_xml("test_x[llvm]", "skipped", "no torch", properties=LLVM),
+                case_xml("test_y[llvm]", properties=LLVM),
+            ]
         ),
     }
     gpu = ["--//tools/config:cuda", "--//tools/config:require_gpu"]
@@ -448,7 +452,10 @@ def test_runs_per_test_a_skip_on_a_gpu_runner_fails_whatever_the_order(
     run = results.read_run(
         fake_runs.archive(
             tmp_path,
-            {"//pkg:b_test_cuda": runs[0]},
+            {
+                "//pkg:b_test_cuda": runs[0],
+                "//pkg:c_test_llvm": junit([case_xml("test_y[llvm]", properties=LLVM)]),
+            },
             GPU_FLAGS,
             extra_runs={"//pkg:b_test_cuda": runs[1:]},
             gpu_suite=suite,
@@ -491,3 +498,129 @@ def test_a_suite_level_error_is_a_problem_even_when_the_target_passed(tmp_path: 
     result = _verdict(tmp_path, {**GOOD, "//pkg:e_test": SUITE_ERROR})
     assert "SUITE ERROR: //pkg:e_test: error: collection failed: ImportError" in result.problems
     assert not result.passed
+
+
+# --- Issue 44: nothing that did not run passes -----------------------------------------------
+NO_LLVM = "target 'llvm' cannot run here: the llvm runtime is not enabled in this TVM build"
+NO_GPU = "target 'cuda' cannot run here: no GPU: the cuda driver library does not load"
+
+
+def test_a_run_whose_every_case_skipped_fails(tmp_path: Path) -> None:
+    """The planted run of the issue: 2 targets, 3 cases, all skipped, bazel exit 0."""
+    tests = {
+        "//pkg:a_test": junit([case_xml("test_a", "skipped", "no torch")]),
+        "//pkg:b_test": junit(
+            [case_xml("test_b", "skipped", "no torch"), case_xml("test_c", "skipped", "later")]
+        ),
+    }
+    result = _verdict(tmp_path, tests)
+    assert not result.passed
+    assert [p for p in result.problems if p.startswith("NOTHING PASSED")] == [
+        "NOTHING PASSED: not one of the run's 3 cases passed; a run that checked nothing is "
+        "never PASS"
+    ]
+    assert "skipped 3 (2: no torch; 1: later)" in result.line()
+
+
+@pytest.mark.parametrize(
+    ("flags", "skipped", "problem"),
+    [
+        ([], "llvm", True),  # a TVM without LLVM, on the default config
+        (["--//tools/config:cuda"], "llvm", True),
+        (["--//tools/config:cuda"], "cuda", False),  # --config=cuda without a GPU stays green
+        ([], "", False),  # a skip the plugin did not classify stays allowed, with its reason
+    ],
+)
+def test_a_skip_of_a_required_target_is_a_problem(
+    tmp_path: Path, flags: list[str], skipped: str, problem: bool
+) -> None:
+    # The same reason text either way: the property classifies, never the text.
+    props = {"tvm_target": skipped or "llvm"}
+    if skipped:
+        props[verdict.UNAVAILABLE_TARGET_PROPERTY] = skipped
+    reason = NO_GPU if skipped == "cuda" else NO_LLVM
+    tests = {
+        f"//pkg:a_test_{skipped or 'llvm'}": junit(
+            [case_xml(f"test_x[{skipped or 'llvm'}]", "skipped", reason, properties=props)]
+        ),
+        **LLVM_ONLY,
+    }
+    result = _verdict(tmp_path, tests, flags=flags)
+    assert result.passed is not problem, result.problems
+    required = [p for p in result.problems if p.startswith("REQUIRED TARGET SKIPPED")]
+    assert len(required) == int(problem)
+    assert f"skipped 1 (1: {reason[:60]}" in result.line()
+
+
+def test_every_config_requires_llvm_and_the_gpu_runner_cuda() -> None:
+    assert verdict.required_targets("cpu") == ("llvm",)
+    assert verdict.required_targets("cuda+asan") == ("llvm",)
+    assert verdict.required_targets("cuda_gpu") == ("llvm", "cuda")
+    assert verdict.required_targets("a config from later") == ("llvm",)
+
+
+def test_the_property_name_is_the_plugins() -> None:
+    from tvm_conformance import targets
+
+    assert verdict.UNAVAILABLE_TARGET_PROPERTY == targets.UNAVAILABLE_TARGET_PROPERTY
+
+
+def test_the_verdict_line_always_shows_the_skipped_count(tmp_path: Path) -> None:
+    assert ", skipped 0, bazel exit 0" in _verdict(tmp_path, LLVM_ONLY).line()
+
+
+# --- Issue 44: partial by what ran, not by options -------------------------------------------
+SUITE = {
+    "source": "bazel cquery ...",
+    "targets": ["//python/tests/ffi:a_test", "//python/tests/relax:b_test", "//pkg:c_test_llvm"],
+}
+RELAX_ONLY = {"//python/tests/relax:b_test": junit([case_xml("test_b")]), **LLVM_ONLY}
+
+
+@pytest.mark.parametrize(
+    ("args", "patterns"),
+    [
+        (["--deleted_packages=python/tests/ffi"], ("//...",)),
+        (["--target_pattern_file=p.txt"], ()),
+        (["--some_option_from_later=x"], ("//...",)),
+    ],
+)
+def test_a_run_that_ran_fewer_tests_than_the_suite_is_partial(
+    tmp_path: Path, args: list[str], patterns: tuple[str, ...]
+) -> None:
+    """The planted runs of the issue: options no list knows still leave a test out."""
+    result = _verdict(tmp_path, RELAX_ONLY, flags=args, patterns=patterns, suite=SUITE)
+    assert result.passed, result.problems
+    assert "1 of 3 suite tests not run (//python/tests/ffi:a_test)" in result.partial
+    assert "PARTIAL" in result.line()
+
+
+def test_a_run_of_the_whole_suite_is_whole_and_an_unrecorded_suite_is_not(tmp_path: Path) -> None:
+    whole = {**RELAX_ONLY, "//python/tests/ffi:a_test": junit([case_xml("test_a")])}
+    assert _verdict(tmp_path, whole, suite=SUITE).partial == []
+    assert _verdict(tmp_path, whole, suite={"source": "none", "error": "no bazel"}).partial == [
+        "suite not recorded (no bazel)"
+    ]
+
+
+def test_the_suite_is_asked_for_under_the_runs_flags_not_its_selection(tmp_path: Path) -> None:
+    import archive
+
+    args = ["--output_base=/x", "test", "--config=cuda", "--deleted_packages=a", "--", "//a/..."]
+    command = archive.suite_command("bazel-4", [*args[:-2], "--target_pattern_file=p", "//b"])
+    assert command[:4] == ["bazel-4", "--output_base=/x", "cquery", "--config=cuda"]
+    assert command[-1] == archive.SUITE_QUERY and "manual" in command[-1]
+    assert not any("deleted_packages" in w or "pattern_file" in w or w == "//b" for w in command)
+    fake = tmp_path / "bazel"
+    fake.write_text(
+        '#!/bin/sh\n[ "$1" = cquery ] || exit 9\n'
+        'echo "//pkg:b_test False"\necho "//pkg:c_test_cuda True"\necho "//pkg:a_test False"\n'
+    )
+    fake.chmod(0o755)
+    record = archive.whole_suite(str(fake), str(tmp_path), ["test", "//..."])
+    assert record["targets"] == ["//pkg:a_test", "//pkg:b_test"]  # incompatible left out
+    failing = tmp_path / "failing"
+    failing.write_text("#!/bin/sh\necho 'ERROR: no such package' >&2\nexit 2\n")
+    failing.chmod(0o755)
+    record = archive.whole_suite(str(failing), str(tmp_path), ["test", "//..."])
+    assert "targets" not in record and record["error"] == "ERROR: no such package"

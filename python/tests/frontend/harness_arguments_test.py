@@ -76,6 +76,15 @@ def test_negative_tolerance() -> None:
         _verify(rtol=-1e-5)
 
 
+@pytest.mark.parametrize("override", [{"rtol": 1e-3}, {"atol": 1e-3}])
+def test_tolerance_override_is_deprecated(override: dict[str, float]) -> None:
+    """rtol/atol replace the tolerance rule (docs/model_import.md) and say so; the wrong device
+    stops the call right after the warning, before anything is built."""
+    with pytest.warns(DeprecationWarning, match=r"rtol/atol are deprecated: the tolerance follows"):
+        with pytest.raises(ValueError, match=r"does not match target 'cuda'"):
+            _verify(target="cuda", dev=tvm.cpu(0), **override)
+
+
 def test_device_of_another_target() -> None:
     with pytest.raises(ValueError, match=r"device cpu:0 does not match target 'cuda'"):
         _verify(target="cuda", dev=tvm.cpu(0))

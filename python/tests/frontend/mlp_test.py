@@ -5,19 +5,7 @@ import torch
 import tvm
 
 from tvm_conformance.model_import import seed_parameters, verify_model
-
-
-class Mlp(torch.nn.Module):
-    """Two Linear layers with a ReLU between them."""
-
-    def __init__(self) -> None:
-        super().__init__()
-        self.fc1 = torch.nn.Linear(16, 32)
-        self.relu = torch.nn.ReLU()
-        self.fc2 = torch.nn.Linear(32, 4)
-
-    def forward(self, x: torch.Tensor) -> torch.Tensor:
-        return self.fc2(self.relu(self.fc1(x)))
+from tvm_conformance.seed_models import Mlp
 
 
 @pytest.mark.parametrize("frontend", ["exported_program", "fx"])

@@ -10,10 +10,12 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+import torch
 import tvm
 from tvm import relax, te
 from tvm.script import relax as R
 
+from tvm_conformance import numerics
 from tvm_conformance.testing import (
     assert_on_device,
     compiles_for,
@@ -268,4 +270,4 @@ def test_relax_model_runs_on_cuda(model: relax.VMExecutable, target: str, dev) -
     vm = relax.VirtualMachine(model, dev)
     out = vm["main"](tvm.runtime.tensor(x, dev), tvm.runtime.tensor(w, dev))
     assert_on_device(out, dev)
-    np.testing.assert_allclose(out.numpy(), np.maximum(x @ w, 0.0), rtol=1e-5, atol=1e-5)
+    numerics.assert_close(out.numpy(), lambda a, b: torch.relu(a @ b), x, w)

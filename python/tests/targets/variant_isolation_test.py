@@ -121,3 +121,54 @@ def test_variant_that_is_not_a_target_is_a_usage_error(run_inner) -> None:
     result = run_inner(MIXED, "--tvm-variant=cdua", targets="llvm")
     assert result.ret == pytest.ExitCode.USAGE_ERROR
     result.stderr.fnmatch_lines(["ERROR: --tvm-variant entry 'cdua' is not a TVM target: *"])
+
+
+SKIPS = """
+import pytest
+from tvm_conformance.testing import requires_llvm
+
+@pytest.mark.parametrize("target", ["llvm", "cuda"])
+def test_upstream(target):
+    pass
+
+@requires_llvm
+def test_needs_llvm():
+    pass
+
+def test_own_skip():
+    pytest.skip("no torch here")
+"""
+
+
+def test_a_skip_for_a_target_that_cannot_run_names_it_in_a_property(
+    run_inner, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, without_gpu: str
+) -> None:
+    """The verdict classifies skips by `tvm_unavailable_target` (tools/verdict/verdict.py): it
+    names the target whose runtime or device is missing, and only then."""
+    import dataclasses
+
+    import tvm_conformance.targets
+
+    real = tvm_conformance.targets._describe
+
+    def no_llvm(key: str, source: str) -> tvm_conformance.targets.TargetInfo:
+        info = real(key, source)
+        if info.kind != "llvm":
+            return info
+        return dataclasses.replace(info, runnable=False, reason="planted: no llvm")
+
+    monkeypatch.setattr(tvm_conformance.targets, "_describe", no_llvm)
+    xml = tmp_path / "skips.xml"
+    run_inner(SKIPS, "--tvm-target-fallback=none", f"--junitxml={xml}", targets="llvm;cuda")
+    found = cases(xml)
+    prop = tvm_conformance.targets.UNAVAILABLE_TARGET_PROPERTY
+    assert found["test_upstream[llvm]"][prop] == "llvm"
+    assert found["test_upstream[cuda]"][prop] == "cuda"
+    assert found["test_needs_llvm"][prop] == "llvm"
+    assert prop not in found["test_own_skip"]
+    # A target left out of the session is a choice, not a missing target.
+    monkeypatch.setattr(tvm_conformance.targets, "_describe", real)
+    run_inner(SKIPS, "--tvm-target-fallback=none", f"--junitxml={xml}", targets="cuda")
+    found = cases(xml)
+    assert prop not in found["test_upstream[llvm]"]
+    assert found["test_upstream[cuda]"][prop] == "cuda"
