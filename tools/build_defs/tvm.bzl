@@ -166,7 +166,12 @@ def _package_suites():
     if native.existing_rule("target_independent_tests"):
         return
     for target in sorted(_TARGETS.keys()):
-        native.test_suite(name = target + "_tests", tags = ["tvm_" + target])
+        # The GPU runner's lane bundle takes its tests from the `cuda_tests` suites.
+        native.test_suite(
+            name = target + "_tests",
+            tags = ["tvm_" + target],
+            visibility = [_LANE_BUNDLE_PACKAGE] if _TARGETS[target].gpu_runner_env else None,
+        )
     native.test_suite(name = "target_independent_tests", tags = [_INDEPENDENT_TAG])
 
 def tvm_cc_extension(name, srcs, deps = [], copts = [], visibility = ["//visibility:public"], **kwargs):
@@ -436,17 +441,30 @@ def tvm_py_binary(name, srcs, main = None, deps = [], data = [], uses_torch = Fa
 TvmTestInfo = provider(
     doc = "How Bazel runs one test target, for running it elsewhere (tvm_test_bundle).",
     fields = {
-        "record": "struct: label, kind (py/cc), target, argv (after the interpreter), env, " +
-                  "gpu_runner_config",
+        "records": "depset of JSON objects: label, kind (py/cc), target, argv (after the " +
+                   "interpreter), env, timeout_s, gpu_runner_config",
         "files": "depset of the test's own runfiles (this workspace only: no venv, no toolchain)",
+        "tags": "the test's tags (a test_suite's: none), for the suites' tag filters",
     },
 )
 
 def _main_repo(files):
     return [f for f in files if not f.short_path.startswith("../") and f.owner.workspace_name == ""]
 
+# Bazel's timeout of a test of each size (seconds), which the GPU runner applies per test.
+_SIZE_TIMEOUTS = {"small": 60, "medium": 300, "large": 900, "enormous": 3600}
+_TIMEOUTS = {"short": 60, "moderate": 300, "long": 900, "eternal": 3600}
+
 def _test_manifest_aspect_impl(target, ctx):
     rule = ctx.rule
+    if rule.kind == "test_suite":
+        # A suite stands for its tests (`tests`, or the package's tests its tags select).
+        members = _suite_members(rule)
+        return [TvmTestInfo(
+            records = depset(transitive = [t[TvmTestInfo].records for t in members]),
+            files = depset(transitive = [t[TvmTestInfo].files for t in members]),
+            tags = [],
+        )]
     if rule.kind not in ("py_test", "cc_test"):
         fail("%s: tvm_test_bundle takes py_test / cc_test targets, not %s" % (target.label, rule.kind))
     located = rule.attr.srcs + rule.attr.data
@@ -474,6 +492,7 @@ def _test_manifest_aspect_impl(target, ctx):
         target = variant,
         argv = argv,
         env = env,
+        timeout_s = _TIMEOUTS[rule.attr.timeout] if rule.attr.timeout in _TIMEOUTS else _SIZE_TIMEOUTS[rule.attr.size],
         gpu_runner_config = struct(
             pytest_args = _REQUIRE_GPU_PYTEST_ARGS if rule.kind == "py_test" else [],
             env = _REQUIRE_GPU_ENV if rule.kind == "cc_test" else {},
@@ -483,17 +502,65 @@ def _test_manifest_aspect_impl(target, ctx):
     if rule.kind == "py_test":  # Bazel's launcher stub: the runner starts the main itself
         stub = target[DefaultInfo].files_to_run.executable
         files = [f for f in files if f != stub]
-    return [TvmTestInfo(record = record, files = depset(files))]
+
+    # JSON text: a depset holds no dicts (env).
+    return [TvmTestInfo(
+        records = depset([json.encode(record)]),
+        files = depset(files),
+        tags = rule.attr.tags,
+    )]
+
+def _suite_members(rule):
+    """A test_suite's tests, as Bazel expands the suite.
+
+    `tests` when given, else the package's tests that carry every tag of the suite, none of its
+    `-tag`s, and not `manual`.
+    """
+    if rule.attr.tests:
+        return rule.attr.tests
+    wanted = [t for t in rule.attr.tags if not t.startswith("-")]
+    unwanted = [t[1:] for t in rule.attr.tags if t.startswith("-")] + ["manual"]
+    return [
+        t
+        for t in getattr(rule.attr, "_implicit_tests", [])
+        if TvmTestInfo in t and
+           all([w in t[TvmTestInfo].tags for w in wanted]) and
+           not any([u in t[TvmTestInfo].tags for u in unwanted])
+    ]
 
 _test_manifest_aspect = aspect(
     implementation = _test_manifest_aspect_impl,
+    attr_aspects = ["tests", "_implicit_tests"],
     doc = "Reads each test's resolved args, env and runfiles (the macros' data, as configured).",
 )
 
+def _records(targets):
+    """The test records under `targets` (tests and suites), one per label, sorted by label."""
+    found = {}
+    for text in depset(transitive = [t[TvmTestInfo].records for t in targets]).to_list():
+        record = json.decode(text)
+        found[record["label"]] = record
+    return [found[label] for label in sorted(found.keys())]
+
 def _tvm_test_bundle_impl(ctx):
-    records = [t[TvmTestInfo].record for t in ctx.attr.tests]
+    records = _records(ctx.attr.tests)
+    suite = [r["label"] for r in _records(ctx.attr.suite) if r["target"] == "cuda"]
+    carried = [r["label"] for r in records if r["target"] == "cuda"]
+    missing = [label for label in suite if label not in carried]
+    if ctx.attr.whole_suite and missing:
+        fail("%s carries the whole `_cuda` suite, but not: %s" % (ctx.label, ", ".join(missing)))
     manifest = ctx.actions.declare_file(ctx.label.name + "_tests.json")
-    ctx.actions.write(manifest, json.encode(struct(tests = records)))
+    ctx.actions.write(manifest, json.encode(struct(
+        bundle = str(ctx.label).lstrip("@"),
+        tests = records,
+        # The suite's every `_cuda` test as the build graph knows it when the bundle is built:
+        # a run of the bundle is held to it (run_bundle.py, tools/verdict/verdict.py).
+        cuda_suite = struct(
+            source = "build graph: " + " ".join([str(t.label).lstrip("@") for t in ctx.attr.suite]),
+            targets = suite,
+        ),
+        whole_suite = ctx.attr.whole_suite,
+    )))
     files = depset(transitive = [t[TvmTestInfo].files for t in ctx.attr.tests] + [
         depset(ctx.files.extra),
     ])
@@ -515,7 +582,11 @@ def _tvm_test_bundle_impl(ctx):
         mnemonic = "TvmTestBundle",
         progress_message = "Packing %s (xz -9)" % ctx.outputs.out.short_path,
     )
-    return [DefaultInfo(files = depset([ctx.outputs.out]))]
+    return [
+        DefaultInfo(files = depset([ctx.outputs.out])),
+        # `--output_groups=manifest` writes tests.json without packing (minutes of xz).
+        OutputGroupInfo(manifest = depset([manifest])),
+    ]
 
 tvm_test_bundle = rule(
     implementation = _tvm_test_bundle_impl,
@@ -527,7 +598,21 @@ tvm_test_bundle = rule(
     otherwise runtime only), pytest and `wheels`. Packed with xz -9; over `max_bytes` fails.
     """,
     attrs = {
-        "tests": attr.label_list(aspects = [_test_manifest_aspect], mandatory = True),
+        "tests": attr.label_list(
+            aspects = [_test_manifest_aspect],
+            mandatory = True,
+            doc = "py_test / cc_test targets or test_suites of them",
+        ),
+        "suite": attr.label_list(
+            aspects = [_test_manifest_aspect],
+            doc = "test_suites whose `_cuda` tests are the whole suite's (the per-package " +
+                  "`cuda_tests`): recorded in tests.json, which a run is held to",
+        ),
+        "whole_suite": attr.bool(
+            default = False,
+            doc = "the bundle carries every `_cuda` test of `suite` (the build fails otherwise); " +
+                  "without it a run of the bundle is labelled partial",
+        ),
         "top": attr.label_list(allow_files = True, doc = "runner files at the archive's top"),
         "extra": attr.label_list(allow_files = True, doc = "more workspace files"),
         "wheels": attr.label_list(allow_files = [".whl"]),

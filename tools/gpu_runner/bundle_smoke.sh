@@ -46,9 +46,10 @@ manifest="$scratch/gpu_runner/tests.json"
 [ -f "$manifest" ] || { echo "FAIL: the bundle has no tests.json (the build writes it)"; exit 1; }
 if [[ "$bundle" == *.tar.xz ]] && [ -x "$repo/bazelw" ]; then
   # The lane bundle carries every `_cuda` test of the suite: the same set bazel query finds.
-  (cd "$repo" && ./bazelw query \
-    'attr(tags, "\btvm_cuda\b", tests(//python/... + //cpp/... + //benchmarks/... + //tools/...))' \
-    2>/dev/null | sort) >"$scratch/query.txt"
+  # The one `_cuda` query of the repo (tools/verdict/archive.py), as a GPU run's verdict reads it.
+  query="$(python3 -c 'import sys; sys.path.insert(0, sys.argv[1]); import archive
+print(archive.CUDA_SUITE_QUERY)' "$repo/tools/verdict")"
+  (cd "$repo" && ./bazelw query --output=label "$query" 2>/dev/null | sort) >"$scratch/query.txt"
   python3 -c 'import json, sys
 print("\n".join(sorted(t["label"] for t in json.load(open(sys.argv[1]))["tests"])))' \
     "$manifest" >"$scratch/manifest.txt"
@@ -104,11 +105,14 @@ run() {
 }
 # failed_targets NAME: the targets run.sh reported as failed, one a line.
 failed_targets() {
-  sed -n 's/^  FAILED \(\/\/[^:]*:[^:]*\): .*/\1/p' "$scratch/$1.log" | sort
+  sed -n 's/^  \[[0-9]*\/[0-9]*\] \(FAILED\|TIMEOUT\) *\(\/\/[^:]*:[^:]*\): .*/\2/p' "$scratch/$1.log" | sort
 }
 problems=()
 run optional --no-require-gpu
 [ "$rc" = 0 ] || problems+=("GPU requirement off: exit $rc, want 0")
+# run.sh ends with the kit's verdict, whose status is its exit status.
+grep -q '^verdict: PASS ' "$scratch/optional.log" ||
+  problems+=("GPU requirement off: no 'verdict: PASS' line")
 run required
 if [ "$gpu" = present ]; then
   [ "$rc" = 0 ] || problems+=("GPU requirement on with a GPU: exit $rc, want 0")
@@ -116,7 +120,7 @@ else
   [ "$rc" != 0 ] || problems+=("GPU requirement on without a GPU: exit 0, want a failure")
   grep -q '^preflight: MISSING: no GPU: ' "$scratch/required.log" ||
     problems+=("GPU requirement on without a GPU: no 'preflight: MISSING: no GPU' line")
-  ! grep -q '^  \(PASSED\|FAILED\) ' "$scratch/required.log" ||
+  ! grep -q '^  \[[0-9]*/[0-9]*\] ' "$scratch/required.log" ||
     problems+=("GPU requirement on without a GPU: tests ran after the preflight failed")
   run required_no_preflight --skip-preflight
   [ "$rc" != 0 ] || problems+=("GPU requirement on, no preflight, no GPU: exit 0, want a failure")

@@ -19,20 +19,31 @@ Results go to `--out` (default `results/<UTC start>-gpu_runner/`) in the layout 
 `tools/verdict/results.py DIR`, the conformance check and //tools/verdict:report read it.
 A cuda case that cannot run (no device, no driver) fails unless `--no-require-gpu` (or
 TVM_CONFORMANCE_REQUIRE_GPU=0) is given: then it skips with its reason, and the preflight only
-reports. The exit status is 0 only when every test passed.
+reports.
+
+Tests run concurrently (`-j`, default: the machine's cores), each in its own temp dir and with
+the timeout Bazel gives its size (a test past it is killed and reads TIMEOUT, as in Bazel); a
+line is printed as each target finishes. The run ends with the kit's verdict on the archive
+(tools/verdict/verdict.py, the `verdict:` line ./bazelw prints) and its exit status: 0 on PASS,
+1 on FAIL or when the preflight stops the run, 2 on bad input. The run is held to the suite's
+`_cuda` list the bundle recorded at build time; a bundle that carries part of it (the
+deployment bundle) is labelled partial and says which part.
 """
 
 import argparse
+import concurrent.futures
 import datetime
 import hashlib
 import json
 import os
 import shlex
+import signal
 import subprocess
 import sys
 import time
 import xml.etree.ElementTree as ET
 import zipfile
+from collections.abc import Callable
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 WORKSPACE = os.path.join(HERE, "tvm_conformance")
@@ -42,9 +53,22 @@ VENV_RECORD = os.path.join(HERE, "tvm_conformance_venv.json")
 # The bundle's tests: label, kind, argv, env and the GPU runner config's additions per test.
 MANIFEST = os.path.join(HERE, "tests.json")
 sys.path.insert(0, os.path.join(WORKSPACE, "tools", "verdict"))
+# tvm_conformance (the verdict's deviation registry) from the workspace's python/, not the
+# workspace directory beside this script, which has the same name.
+sys.path.insert(0, os.path.join(WORKSPACE, "python"))
 import archive  # noqa: E402
 import event_writer  # noqa: E402
 import results  # noqa: E402  (the bundle's copies: standard library only)
+import verdict  # noqa: E402
+
+# Exit status on bad input (a broken bundle, no wheel for this Python, bad arguments).
+BAD_INPUT = 2
+# Bazel's timeout of a test without a recorded one (size medium).
+DEFAULT_TIMEOUT_S = 300
+
+
+class BadInput(Exception):
+    """The bundle or the command line cannot be used: one line, exit 2."""
 
 
 def identity() -> dict:
@@ -78,8 +102,8 @@ def site_dir() -> str:
         if f"-{PY_TAG}-" in w or (w.endswith("-py3-none-any.whl") and PY_TAG == "cp310")
     )
     if not any(f"-{PY_TAG}-" in w for w in wheels):
-        sys.exit(
-            f"run.sh: no tvm-ffi wheel for Python {sys.version.split()[0]} ({PY_TAG}); "
+        raise BadInput(
+            f"no tvm-ffi wheel for Python {sys.version.split()[0]} ({PY_TAG}); "
             "the bundle has: " + ", ".join(sorted(os.listdir(os.path.join(HERE, "wheels"))))
         )
     stamp = os.path.join(site, ".unpacked")
@@ -96,7 +120,7 @@ def site_dir() -> str:
 
 
 def manifest_tests(manifest: dict, require_gpu: bool) -> list:
-    """(label, argv, extra env) of the bundle's tests, from the build's manifest.
+    """(label, argv, extra env, timeout in s) of the bundle's tests, from the build's manifest.
 
     Each target's args are shell-split as Bazel splits them; a py_test runs its main
     (tools/build_defs/pytest_runner.py) with this interpreter, a cc_test its binary. The GPU
@@ -118,16 +142,41 @@ def manifest_tests(manifest: dict, require_gpu: bool) -> list:
             argv = [sys.executable, os.path.join(WORKSPACE, main), *argv]
         else:
             argv = [os.path.join(WORKSPACE, main), *argv]
-        out.append((test["label"], argv, env))
+        out.append((test["label"], argv, env, int(test.get("timeout_s", DEFAULT_TIMEOUT_S))))
     return out
 
 
-def tests(require_gpu: bool) -> list:
-    """(label, argv, extra env) of every test, as its Bazel target runs it (tests.json)."""
-    if not os.path.isfile(MANIFEST):
-        sys.exit(f"run.sh: {MANIFEST} is missing; this bundle is incomplete (rebuild it)")
-    with open(MANIFEST, encoding="utf-8") as stream:
-        return manifest_tests(json.load(stream), require_gpu)
+def read_manifest() -> dict:
+    """The bundle's tests.json (BadInput when it is missing or unreadable)."""
+    try:
+        with open(MANIFEST, encoding="utf-8") as stream:
+            manifest = json.load(stream)
+        manifest["tests"]
+    except (OSError, ValueError, KeyError, TypeError) as err:
+        raise BadInput(f"{MANIFEST}: {err}; this bundle is incomplete (rebuild it)") from None
+    return manifest
+
+
+def suite_record(manifest: dict) -> tuple[dict | None, list[str]]:
+    """(run.json's `gpu_suite`, why the run is partial) of a bundle's manifest.
+
+    The build recorded the suite's every `_cuda` test (`cuda_suite`): a bundle built to carry
+    them all (`whole_suite`, the lane bundle) is held to that list, so a test missing from its
+    tests.json fails the verdict by name. A bundle carrying part (the deployment bundle) is held
+    to its own `_cuda` tests and labelled partial with the part it covers. A manifest without
+    the record (an older bundle) gives none: the verdict of a GPU run then fails as unproven.
+    """
+    suite = manifest.get("cuda_suite")
+    if not isinstance(suite, dict) or not isinstance(suite.get("targets"), list):
+        return None, []
+    whole = sorted(str(t) for t in suite["targets"])
+    bundle = str(manifest.get("bundle", "bundle"))
+    if manifest.get("whole_suite"):
+        return {"source": f"{bundle}: {suite.get('source', '?')}", "targets": whole}, []
+    carried = sorted(t["label"] for t in manifest["tests"] if str(t["label"]).endswith("_cuda"))
+    record = {"source": f"{bundle} tests.json", "targets": carried, "suite": whole}
+    covered = len(set(carried) & set(whole))
+    return record, [f"{bundle} carries {covered} of the suite's {len(whole)} _cuda targets"]
 
 
 def xml_path(out: str, label: str) -> str:
@@ -176,8 +225,98 @@ def preflight(env: dict, tvm_lib: str, out_json: str, warn_only: bool) -> int:
     return subprocess.run(argv, env=env).returncode
 
 
+def run_one(
+    label: str, argv: list, env: dict, timeout_s: float, out: str, cwd: str | None = None
+) -> tuple[str, int]:
+    """Run one test as Bazel does (own temp dir, XML_OUTPUT_FILE, its log); (status, ms).
+
+    Status is Bazel's: PASSED, FAILED, or TIMEOUT when it ran past `timeout_s` (then its
+    whole process group is killed, so a child it started cannot keep it alive)."""
+    xml = xml_path(out, label)
+    os.makedirs(os.path.dirname(xml), exist_ok=True)
+    run_env = dict(env)
+    tmp = os.path.join(os.path.dirname(xml), "tmp")
+    os.makedirs(tmp, exist_ok=True)
+    run_env.update(
+        TEST_SRCDIR=HERE,
+        RUNFILES_DIR=HERE,  # what py_test's stub sets; bazel-runfiles reads it
+        TEST_WORKSPACE="tvm_conformance",
+        XML_OUTPUT_FILE=xml,
+        TEST_TMPDIR=tmp,
+        TMPDIR=tmp,
+        TEST_TARGET=label,
+        TEST_TIMEOUT=str(int(timeout_s)),
+    )
+    if label.startswith("//cpp/"):  # Bazel's test setup points googletest at XML_OUTPUT_FILE
+        run_env["GTEST_OUTPUT"] = f"xml:{xml}"
+    began = time.time()
+    with open(os.path.join(os.path.dirname(xml), "test.log"), "w") as log:
+        try:
+            proc = subprocess.Popen(
+                argv,
+                cwd=cwd or WORKSPACE,
+                env=run_env,
+                stdout=log,
+                stderr=subprocess.STDOUT,
+                start_new_session=True,
+            )
+        except OSError as err:
+            log.write(f"run.sh: could not start {argv[0]}: {err}\n")
+            return "FAILED", int((time.time() - began) * 1000)
+        try:
+            code = proc.wait(timeout=timeout_s)
+            status = "PASSED" if code == 0 else "FAILED"
+        except subprocess.TimeoutExpired:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait()
+            status = "TIMEOUT"
+            log.write(f"\nrun.sh: killed after its {timeout_s:g} s timeout\n")
+    return status, int((time.time() - began) * 1000)
+
+
+def run_tests(
+    planned: list,
+    out: str,
+    base_env: dict,
+    jobs: int,
+    report: Callable[[str], object] = print,
+    cwd: str | None = None,
+) -> dict[str, tuple[str, int]]:
+    """Run `planned` ((label, argv, env, timeout_s) each) `jobs` at a time, in `cwd`; {label:
+    (status, ms)}. `report` gets one line per target as it finishes."""
+    done: dict[str, tuple[str, int]] = {}
+    with concurrent.futures.ThreadPoolExecutor(max_workers=max(1, jobs)) as pool:
+        futures = {
+            pool.submit(run_one, label, argv, dict(base_env, **env), timeout_s, out, cwd): label
+            for label, argv, env, timeout_s in planned
+        }
+        for future in concurrent.futures.as_completed(futures):
+            label = futures[future]
+            status, millis = done[label] = future.result()
+            c = counts(xml_path(out, label))
+            report(
+                f"  [{len(done)}/{len(planned)}] {status:7} {label}: {c['tests']} cases, "
+                f"{c['failed']} failed, {c['skipped']} skipped, {c['xfailed']} xfailed "
+                f"({millis / 1000:.1f} s)"
+            )
+            if status != "PASSED":
+                log = os.path.join(os.path.dirname(xml_path(out, label)), "test.log")
+                with open(log, encoding="utf-8", errors="replace") as stream:
+                    tail = stream.read().splitlines()[-15:]
+                report("\n".join("      " + line for line in tail))
+    return done
+
+
 def main() -> int:
-    """Run the tests; 0 when all passed."""
+    """Run the tests; the verdict's exit status (0 PASS, 1 FAIL or preflight stop, 2 bad input)."""
+    try:
+        return _main()
+    except BadInput as err:
+        print(f"run.sh: {err}", file=sys.stderr)
+        return BAD_INPUT
+
+
+def _main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--out", help="results directory (a run archive)")
     parser.add_argument(
@@ -195,10 +334,22 @@ def main() -> int:
         action="store_true",
         help="run the preflight (tvm_conformance/preflight.py) and no test",
     )
+    parser.add_argument(
+        "-j",
+        "--jobs",
+        type=int,
+        default=os.cpu_count() or 1,
+        help="tests run at once (default: the cores, %(default)s here); 1 runs them in order",
+    )
     args = parser.parse_args()
+    if args.jobs < 1:
+        raise BadInput(f"--jobs {args.jobs}: must be at least 1")
     require_gpu = (
         not args.no_require_gpu and os.environ.get("TVM_CONFORMANCE_REQUIRE_GPU", "1") != "0"
     )
+    manifest = read_manifest()
+    planned = manifest_tests(manifest, require_gpu)
+    gpu_suite, partial = suite_record(manifest)
     start = time.time()
     ident = identity()
     lane = str(ident.get("lane", "default"))
@@ -248,8 +399,10 @@ def main() -> int:
             },
         },
     ]
-    failed = []
-    print(f"run.sh: Python {sys.version.split()[0]}, GPU required: {require_gpu}, results: {out}")
+    print(
+        f"run.sh: Python {sys.version.split()[0]}, GPU required: {require_gpu}, "
+        f"{len(planned)} tests, {args.jobs} at a time, results: {out}"
+    )
     preflight_json = os.path.join(out, "preflight.json")
     if not args.skip_preflight:
         status = preflight(base_env, tvm_lib, preflight_json, warn_only=not require_gpu)
@@ -259,47 +412,20 @@ def main() -> int:
                     "run.sh: the preflight found what this GPU runner lacks (its MISSING lines "
                     f"above, facts in {preflight_json}); no test ran"
                 )
-            return status
-    for label, argv, env in tests(require_gpu):
-        xml = xml_path(out, label)
-        os.makedirs(os.path.dirname(xml), exist_ok=True)
-        is_gtest = label.startswith("//cpp/")
-        run_env = dict(base_env, **env)
-        # As Bazel runs a test: runfiles, XML_OUTPUT_FILE, a temp dir.
-        tmp = os.path.join(os.path.dirname(xml), "tmp")
-        os.makedirs(tmp, exist_ok=True)
-        run_env.update(
-            TEST_SRCDIR=HERE,
-            RUNFILES_DIR=HERE,  # what py_test's stub sets; bazel-runfiles reads it
-            TEST_WORKSPACE="tvm_conformance",
-            XML_OUTPUT_FILE=xml,
-            TEST_TMPDIR=tmp,
-            TEST_TARGET=label,
-        )
-        if is_gtest:  # Bazel's test setup points googletest at XML_OUTPUT_FILE the same way
-            run_env["GTEST_OUTPUT"] = f"xml:{xml}"
-        began = time.time()
-        proc = subprocess.run(
-            argv,
-            cwd=WORKSPACE,
-            env=run_env,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.STDOUT,
-            text=True,
-        )
-        millis = int((time.time() - began) * 1000)
-        with open(os.path.join(os.path.dirname(xml), "test.log"), "w") as log:
-            log.write(proc.stdout)
-        status = "PASSED" if proc.returncode == 0 else "FAILED"
-        c = counts(xml)
-        print(
-            f"  {status:6} {label}: {c['tests']} cases, {c['failed']} failed, "
-            f"{c['skipped']} skipped, {c['xfailed']} xfailed ({millis / 1000:.1f} s)"
-        )
-        if proc.returncode != 0:
+                print("verdict: FAIL (preflight): no test ran")
+                return 1
+            return 0
+    done = run_tests(planned, out, base_env, args.jobs)
+    failed = []
+    for label, *_ in planned:  # the archive's events in the manifest's order
+        status, millis = done[label]
+        if status != "PASSED":
             failed.append(label)
-            print("\n".join("      " + line for line in proc.stdout.splitlines()[-15:]))
-        events.append(event_writer.test_result_event(label, status, [("test.xml", xml)], millis))
+        events.append(
+            event_writer.test_result_event(
+                label, status, [("test.xml", xml_path(out, label))], millis
+            )
+        )
         events.append(event_writer.test_summary_event(label, status))
     end = time.time()
     events.append(event_writer.build_finished_event(int(end * 1000), 1 if failed else 0))
@@ -318,11 +444,16 @@ def main() -> int:
         "config": "cuda_gpu" if require_gpu else "cuda",
         "cuda": True,
         "cuda_gpu": require_gpu,
-        "targets": len(tests(True)),
-        # What this GPU run had to run: every test of the bundle's tests.json (the verdict
-        # fails a cuda_gpu run that did not run one; tools/verdict/verdict.py).
-        "gpu_suite": {"source": "tests.json", "targets": sorted(t[0] for t in tests(True))},
+        "targets": len(planned),
+        "jobs": args.jobs,
+        # The bundle: its own identity (results.Run.patterns), so two bundles never share a
+        # column, and what of the suite it leaves out.
+        "bundle": manifest.get("bundle", "(unknown bundle)"),
+        "partial": partial,
     }
+    if gpu_suite is not None:
+        # What this GPU run had to run (the verdict fails a cuda_gpu run that did not run one).
+        meta["gpu_suite"] = gpu_suite
     with open(os.path.join(out, "run.json"), "w") as f:
         json.dump(meta, f, indent=1, sort_keys=True)
     if os.path.isfile(preflight_json):  # its facts into run.json and the report's machine line
@@ -330,10 +461,16 @@ def main() -> int:
             [sys.executable, PREFLIGHT, "--json", preflight_json, "--attach", out], check=True
         )
     print(
-        f"run.sh: {len(tests(True)) - len(failed)} of {len(tests(True))} tests passed "
-        f"in {end - start:.1f} s" + (f"; failed: {', '.join(failed)}" if failed else "")
+        f"run.sh: {len(planned) - len(failed)} of {len(planned)} tests passed "
+        f"in {end - start:.1f} s" + (f"; not passed: {', '.join(failed)}" if failed else "")
     )
-    return 1 if failed else 0
+    # The kit's verdict on this run's archive, as ./bazelw prints it: every case counts.
+    run = results.read_run(out)
+    result = verdict.verdict_of(run, verdict.load_registry(WORKSPACE))
+    for problem in result.problems:
+        print(f"verdict: {problem}")
+    print(result.line(run.identity_key()))
+    return 0 if result.passed else 1
 
 
 if __name__ == "__main__":

@@ -186,8 +186,9 @@ class Run:
 
     @property
     def patterns(self) -> str:
-        """The target patterns, negative ones included (`//... -//pkg:b_test`)."""
-        return " ".join(self.pattern_list) or "(unknown)"
+        """The target patterns, negative ones included (`//... -//pkg:b_test`); a GPU-runner
+        bundle's run has none: its bundle's label stands for them (run.json `bundle`)."""
+        return " ".join(self.pattern_list) or str(self.meta.get("bundle") or "(unknown)")
 
     @property
     def selection(self) -> list[str]:

@@ -32,8 +32,9 @@ PASSING_STATUS = "PASSED"
 # a problem: a filtered or empty googletest binary exits 0 and reports nothing).
 EMPTY_ON_PURPOSE_TAG = "empty_on_purpose"
 # run.json's record of the targets a GPU run had to run: every `_cuda` test of the suite, from
-# the build graph (archive.py's `bazel query`), or every test of a GPU-runner bundle
-# (its tests.json, run_bundle.py): {"source": "...", "targets": [labels]}.
+# the build graph (archive.py's `bazel query`), or, for a GPU-runner bundle, the suite's `_cuda`
+# list its build recorded (the lane bundle) or its own `_cuda` tests (a partial bundle, whose run
+# is labelled partial; run_bundle.py): {"source": "...", "targets": [labels]}.
 GPU_SUITE_KEY = "gpu_suite"
 # The targets each config requires (its name without +asan/+ubsan): a case skipped because one
 # of them cannot run here (its runtime is not in this TVM, or no device) is a problem; other

@@ -88,17 +88,110 @@ def test_scheduled_kernel_generates_cuda_source(kernel: tvm.runtime.Executable) 
     assert "blockIdx.x" in source and "threadIdx.x" in source
 
 
-@pytest.mark.skipif(shutil.which("nvcc") is None, reason="nvcc is not on PATH")
+# TVM's CUDA preamble includes two libcu++ headers under NVRTC. The CUDA wheels a GPU runner's
+# torch brings carry NVRTC but no CUDA headers (no CCCL), so NVRTC gets these stand-ins: the
+# fixed-width types, and the traits the preamble names (declared only where the kernels here
+# use none, so a kernel that did would fail to compile rather than get a wrong answer).
+_NVRTC_HEADERS = {
+    "cuda/std/cstdint": """#pragma once
+namespace cuda { namespace std {
+typedef signed char int8_t; typedef short int16_t; typedef int int32_t; typedef long long int64_t;
+typedef unsigned char uint8_t; typedef unsigned short uint16_t; typedef unsigned int uint32_t;
+typedef unsigned long long uint64_t;
+} }
+""",
+    "cuda/std/type_traits": """#pragma once
+namespace cuda { namespace std {
+template <class T, T v> struct integral_constant { static constexpr T value = v; };
+template <class A, class B> struct is_same : integral_constant<bool, false> {};
+template <class A> struct is_same<A, A> : integral_constant<bool, true> {};
+template <class A, class B> constexpr bool is_same_v = is_same<A, B>::value;
+template <class T> struct is_integral;
+template <class T> struct is_signed;
+template <class T> struct is_unsigned;
+template <class T> struct is_floating_point;
+template <bool B, class T = void> struct enable_if {};
+template <class T> struct enable_if<true, T> { typedef T type; };
+template <bool B, class T, class F> struct conditional { typedef T type; };
+template <class T, class F> struct conditional<false, T, F> { typedef F type; };
+} }
+""",
+}
+
+
+def nvrtc_library() -> str | None:
+    """libnvrtc of the interpreter's CUDA wheels (nvidia-cuda-nvrtc, which CUDA torch requires),
+    else the system's; None where neither is."""
+    import ctypes.util
+    import sys
+
+    for entry in sys.path:
+        for lib in ("nvidia/cu13/lib", "nvidia/cuda_nvrtc/lib"):
+            found = sorted(Path(entry, lib).glob("libnvrtc.so.*")) if entry else []
+            if found:
+                return str(found[0])
+    return ctypes.util.find_library("nvrtc")
+
+
+def nvrtc_ptx(source: str, arch: str, library: str) -> bytes:
+    """PTX of `source` for `arch` (sm_75) by NVRTC through its C API (no cuda-python)."""
+    import ctypes
+
+    # NVRTC opens its builtins library by name: load the one beside it first.
+    for builtins in sorted(Path(library).parent.glob("libnvrtc-builtins.so.*")):
+        ctypes.CDLL(str(builtins))
+    lib = ctypes.CDLL(library)
+    prog = ctypes.c_void_p()
+    names = list(_NVRTC_HEADERS)
+    texts = (ctypes.c_char_p * len(names))(*(_NVRTC_HEADERS[n].encode() for n in names))
+    includes = (ctypes.c_char_p * len(names))(*(n.encode() for n in names))
+    status = lib.nvrtcCreateProgram(
+        ctypes.byref(prog), source.encode(), b"kernel.cu", len(names), texts, includes
+    )
+    assert status == 0, f"nvrtcCreateProgram: status {status}"
+    options = (ctypes.c_char_p * 1)(f"--gpu-architecture=compute_{arch[3:]}".encode())
+    status = lib.nvrtcCompileProgram(prog, 1, options)
+    size = ctypes.c_size_t()
+    lib.nvrtcGetProgramLogSize(prog, ctypes.byref(size))
+    log = ctypes.create_string_buffer(size.value)
+    lib.nvrtcGetProgramLog(prog, log)
+    assert status == 0, f"NVRTC did not compile the kernel: {log.value.decode(errors='replace')}"
+    lib.nvrtcGetPTXSize(prog, ctypes.byref(size))
+    ptx = ctypes.create_string_buffer(size.value)
+    lib.nvrtcGetPTX(prog, ptx)
+    lib.nvrtcDestroyProgram(ctypes.byref(prog))
+    return ptx.raw.rstrip(b"\0")
+
+
 def test_generated_kernel_source_compiles_with_nvcc(kernel: tvm.runtime.Executable) -> None:
+    # nvcc where a CUDA toolkit is (the build machines); a GPU runner needs none: there NVIDIA's
+    # runtime compiler from its CUDA wheels compiles the same source.
     from tvm.support import nvcc
 
     (cuda,) = cuda_modules(kernel.mod)
-    with tvm.target.Target(CUDA):
-        ptx = bytes(
-            nvcc.compile_cuda(
-                cuda.inspect_source(), target_format="ptx", arch="sm_75", compiler="nvcc"
+    library = nvrtc_library()
+    if shutil.which("nvcc") is not None:
+        with tvm.target.Target(CUDA):
+            ptx = bytes(
+                nvcc.compile_cuda(
+                    cuda.inspect_source(), target_format="ptx", arch="sm_75", compiler="nvcc"
+                )
             )
-        )
+    elif library is not None:
+        ptx = nvrtc_ptx(cuda.inspect_source(), "sm_75", library)
+    else:
+        pytest.fail("neither nvcc (a CUDA toolkit) nor libnvrtc (CUDA torch's wheels) is here")
+    assert b".target sm_75" in ptx
+    assert b".entry scale2_kernel(" in ptx
+
+
+def test_generated_kernel_source_compiles_with_nvrtc(kernel: tvm.runtime.Executable) -> None:
+    # The runner's path where it exists (a GPU runner's CUDA torch); skips elsewhere, saying so.
+    library = nvrtc_library()
+    if library is None:
+        pytest.skip("no libnvrtc here (CUDA torch's nvidia-cuda-nvrtc wheel, or a CUDA toolkit)")
+    (cuda,) = cuda_modules(kernel.mod)
+    ptx = nvrtc_ptx(cuda.inspect_source(), "sm_75", library)
     assert b".target sm_75" in ptx
     assert b".entry scale2_kernel(" in ptx
 
@@ -123,15 +216,40 @@ def test_export_library_writes_a_shared_object_with_the_kernels(
     assert name in data
 
 
+# In a child process whose TVM loads no device backend (TVM_DEVICE_BACKEND_AUTOLOAD=0, TVM's
+# own switch): there the cuda runtime is not loaded, on a machine with a GPU as without one.
+_LOAD_WITHOUT_CUDA_RUNTIME = """
+import json, sys, tvm
+enabled = bool(tvm.runtime.enabled("cuda"))
+try:
+    tvm.runtime.load_module(PATH)
+    error = None
+except Exception as err:
+    error = [type(err).__name__, str(err)]
+print(json.dumps({"enabled": enabled, "error": error}))
+"""
+
+
 def test_exported_library_without_cuda_runtime_fails_to_load_naming_cuda(
-    kernel: tvm.runtime.Executable, tmp_path: Path
+    kernel: tvm.runtime.Executable, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    if tvm.runtime.enabled("cuda"):
-        pytest.skip("this TVM has the cuda runtime: the library loads")
+    import json
+
+    from tvm_conformance import crash_isolation
+
     path = tmp_path / "kernel.so"
     kernel.export_library(str(path))
-    with pytest.raises(RuntimeError, match=r"ffi\.Module\.load_from_bytes\.cuda"):
-        tvm.runtime.load_module(str(path))
+    monkeypatch.setenv("TVM_DEVICE_BACKEND_AUTOLOAD", "0")
+    child = crash_isolation.run_isolated(
+        f"PATH = {str(path)!r}\n" + _LOAD_WITHOUT_CUDA_RUNTIME, timeout=120
+    )
+    assert child.returncode == 0, child.stderr
+    seen = json.loads(child.stdout.strip().splitlines()[-1])
+    assert seen["enabled"] is False, "the child's TVM has the cuda runtime: nothing to check"
+    assert seen["error"] is not None, "the library loaded without the cuda runtime"
+    kind, message = seen["error"]
+    assert kind == "RuntimeError"
+    assert re.search(r"ffi\.Module\.load_from_bytes\.cuda", message), message
 
 
 @requires_cuda

@@ -222,3 +222,21 @@ def test_excluding_every_target_skips_with_a_reason(run_inner) -> None:
     )
     result.assert_outcomes(skipped=1)
     result.stdout.fnmatch_lines(["SKIPPED * exclude_targets removes every target in force (llvm)"])
+
+
+def test_a_variant_whose_target_is_excluded_does_not_hold_the_case(run_inner) -> None:
+    # In the Bazel variant of the excluded target (a GPU runner's `_cuda` one) the case is not
+    # that target's: deselected like another target's case, never a skip the GPU verdict fails.
+    source = """
+        from tvm_conformance.testing import exclude_targets
+
+        @exclude_targets("llvm")
+        def test_a(target):
+            pass
+
+        def test_b(target):
+            pass
+        """
+    result = run_inner(source, "--tvm-variant=llvm", targets="llvm")
+    result.assert_outcomes(passed=1, deselected=1)
+    result.stdout.fnmatch_lines(["*test_b[[]llvm[]] PASSED*"])
