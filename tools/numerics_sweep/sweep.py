@@ -52,14 +52,12 @@ QUICK_CHECKS = (
 
 
 def _frontend_dir() -> Path:
-    here = Path(__file__).resolve().parent
-    for base in (here.parent.parent, Path(os.environ.get("RUNFILES_DIR", "/nonexistent"))):
-        for candidate in (
-            base / "python/tests/frontend",
-            base / "tvm_conformance/python/tests/frontend",
-        ):
-            if candidate.is_dir():
-                return candidate
+    """python/tests/frontend beside this file's package: in the runfiles tree (./bazelw run)
+    or, through the link, in the source tree."""
+    for start in (Path(__file__).absolute(), Path(__file__).resolve()):
+        candidate = start.parent.parent.parent / "python" / "tests" / "frontend"
+        if candidate.is_dir():
+            return candidate
     raise SystemExit("sweep: python/tests/frontend not found (run it with ./bazelw run)")
 
 
@@ -143,7 +141,7 @@ def runnable_variants(names: list[str]) -> tuple[list[str], dict[str, str]]:
     keep, left = [], {}
     for name in names:
         if name not in VARIANTS:
-            raise SystemExit(f"sweep: unknown variant {name!r}; known: {', '.join(VARIANTS)}")
+            raise ValueError(f"unknown variant {name!r}; known: {', '.join(VARIANTS)}")
         missing = [f for f in VARIANTS[name][1] if f not in have]
         if missing:
             left[name] = f"host lacks {', '.join(missing)}"
@@ -280,7 +278,7 @@ def _child(mode: list[str], names: list[str], seeds: int, cache: Path) -> dict[s
     return json.loads(lines[-1]) if lines else {}
 
 
-def table_markdown(by_variant: dict[str, dict[str, Any]], seeds: int) -> str:
+def table_markdown(by_variant: dict[str, dict[str, Any]]) -> str:
     """The per-check table: failures before / after (runs = seeds x variants), headroom."""
     names = sorted({n for v in by_variant.values() for n in v if n != "error"})
     lines = [
@@ -329,7 +327,10 @@ def main(argv: list[str] | None = None) -> int:
     unknown = [n for n in names if n not in known]
     if unknown:
         parser.error(f"unknown check(s) {unknown}; known: {', '.join(known)}")
-    variants, left_out = runnable_variants(args.variants)
+    try:
+        variants, left_out = runnable_variants(args.variants)
+    except ValueError as err:
+        parser.error(str(err))
     for name, why in left_out.items():
         print(f"sweep: variant {name} left out: {why}", file=sys.stderr)
     start = time.monotonic()
@@ -348,7 +349,7 @@ def main(argv: list[str] | None = None) -> int:
             by_variant = {v: f.result() for v, f in futures.items()}
     elapsed = time.monotonic() - start
     errors = {v: r["error"] for v, r in by_variant.items() if "error" in r}
-    print(table_markdown(by_variant, args.seeds))
+    print(table_markdown(by_variant))
     after = sum(r["after_fail"] for v in by_variant.values() for k, r in v.items() if k != "error")
     print(
         f"sweep: {len(names)} checks x {args.seeds} seeds x {len(variants)} variants "
