@@ -99,7 +99,10 @@ def site_dir() -> str:
     wheels = sorted(
         w
         for w in os.listdir(os.path.join(HERE, "wheels"))
-        if f"-{PY_TAG}-" in w or (w.endswith("-py3-none-any.whl") and PY_TAG == "cp310")
+        if f"-{PY_TAG}-" in w
+        or (w.endswith("-py3-none-any.whl") and PY_TAG == "cp310")
+        # Tools for any CPython (NVIDIA's cuobjdump): third_party/gpu_runner/tools.lock.
+        or "-py3-none-manylinux" in w
     )
     if not any(f"-{PY_TAG}-" in w for w in wheels):
         raise BadInput(
@@ -115,8 +118,23 @@ def site_dir() -> str:
             for name in files:
                 if ".so" in name:
                     os.chmod(os.path.join(root, name), 0o755)
+        for tool in tool_dirs(site):
+            for name in os.listdir(tool):
+                os.chmod(os.path.join(tool, name), 0o755)
         open(stamp, "w").close()
     return site
+
+
+def tool_dirs(site: str) -> list:
+    """The bin/ directories of the unpacked tool wheels (nvidia/cu13/bin: cuobjdump)."""
+    nvidia = os.path.join(site, "nvidia")
+    if not os.path.isdir(nvidia):
+        return []
+    return sorted(
+        os.path.join(nvidia, d, "bin")
+        for d in os.listdir(nvidia)
+        if os.path.isdir(os.path.join(nvidia, d, "bin"))
+    )
 
 
 def manifest_tests(manifest: dict, require_gpu: bool) -> list:
@@ -370,6 +388,8 @@ def _main() -> int:
             [site, os.path.join(HERE, "pylib"), os.path.join(WORKSPACE, "python")]
         ),
         PYTHONDONTWRITEBYTECODE="1",
+        # The bundle's tools (cuobjdump) first: a runner needs no CUDA toolkit.
+        PATH=os.pathsep.join([*tool_dirs(site), os.environ.get("PATH", "")]).rstrip(os.pathsep),
         LD_LIBRARY_PATH=os.pathsep.join(
             [os.path.join(site, "tvm_ffi", "lib"), tvm_lib, os.environ.get("LD_LIBRARY_PATH", "")]
         ).rstrip(os.pathsep),
