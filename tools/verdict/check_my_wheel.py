@@ -35,7 +35,6 @@ import hashlib
 import json
 import os
 import re
-import shutil
 import subprocess
 import sys
 import tempfile
@@ -129,7 +128,8 @@ _PYTHON_FACTS = (
     "print(json.dumps({'version': '%d.%d' % sys.version_info[:2], "
     "'implementation': sys.implementation.name, "
     "'platform': sysconfig.get_platform().replace('-', '_').replace('.', '_'), "
-    "'machine': platform.machine(), 'glibc': libc_version if libc == 'glibc' else ''}))\n"
+    "'machine': platform.machine(), 'glibc': libc_version if libc == 'glibc' else '', "
+    "'executable': sys.executable}))\n"
 )
 
 
@@ -141,6 +141,10 @@ def lane_python(python: str = "python3") -> dict[str, str]:
             [python, "-c", _PYTHON_FACTS], capture_output=True, text=True, timeout=60, check=True
         )
         return json.loads(out.stdout)
+    except subprocess.CalledProcessError as err:
+        said = (err.stderr or "").strip().splitlines()[-1:] or ["no message"]
+        why = f"exit status {err.returncode}, {said[0][:100]}"
+        raise UsageError(f"cannot ask {python} (the lanes' Python) what it is: {why}") from None
     except (OSError, subprocess.SubprocessError, ValueError) as err:
         raise UsageError(f"cannot ask {python} (the lanes' Python) what it is: {err}") from None
 
@@ -227,10 +231,49 @@ def choose_python(asked: str | None, tvm_ffi_wheel: str | None) -> str:
         return os.path.abspath(asked)
     if asked not in PYTHONS:
         raise UsageError(f"{why}: the kit runs on CPython {', '.join(PYTHONS)}")
-    found = shutil.which(f"python{asked}")
+    found, tried = find_python(asked)
     if found is None:
-        raise UsageError(f"{why}, but python{asked} is not on PATH (install it, or pick --python)")
+        said = "; ".join(tried) or f"no python{asked} on PATH or under pyenv"
+        raise UsageError(
+            f"{why}, but no working CPython {asked} was found ({said}): "
+            "install it, or pass --python PATH"
+        )
     return found
+
+
+def python_candidates(version: str) -> list[str]:
+    """Every `python3.X` on PATH, in PATH order, then pyenv's builds of 3.X (newest first).
+
+    All of them, not the first: a pyenv shim is on PATH for every version pyenv knows, but
+    runs only where that version is active (exit 127 elsewhere)."""
+    name = f"python{version}"
+    found = [
+        os.path.join(folder, name)
+        for folder in os.environ.get("PATH", "").split(os.pathsep)
+        if folder and os.access(os.path.join(folder, name), os.X_OK)
+    ]
+    root = Path(os.environ.get("PYENV_ROOT") or Path.home() / ".pyenv", "versions")
+    builds = root.glob(f"{version}.*/bin/{name}") if root.is_dir() else []
+    patch = lambda path: [int(x) if x.isdigit() else -1 for x in path.parts[-3].split(".")]  # noqa: E731
+    found += [str(path) for path in sorted(builds, key=patch, reverse=True)]
+    return list(dict.fromkeys(found))
+
+
+def find_python(version: str) -> tuple[str | None, list[str]]:
+    """The first candidate (python_candidates) that runs and is CPython `version`, and what
+    each one tried before it said."""
+    tried = []
+    for candidate in python_candidates(version):
+        try:
+            facts = lane_python(candidate)
+        except UsageError as err:
+            tried.append(f"{candidate} does not run ({str(err).rsplit(' is: ', 1)[-1]})")
+            continue
+        if facts.get("version") == version and facts.get("implementation") == "cpython":
+            # The interpreter itself, not a shim that runs it only under this shell's settings.
+            return facts.get("executable") or candidate, tried
+        tried.append(f"{candidate} is {facts.get('implementation')} {facts.get('version')}")
+    return None, tried
 
 
 def lanes() -> list[str]:

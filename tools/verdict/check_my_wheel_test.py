@@ -44,7 +44,7 @@ def workspace(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     monkeypatch.setattr(check_my_wheel, "ROOT", str(tmp_path))
     monkeypatch.setattr(check_my_wheel, "lane_python", _fake_lane_python)
     # No other CPython on this fake machine's PATH unless a test adds one.
-    monkeypatch.setattr(check_my_wheel.shutil, "which", lambda name: None)
+    monkeypatch.setattr(check_my_wheel, "find_python", lambda version: (None, []))
     return tmp_path
 
 
@@ -72,11 +72,11 @@ def _fake_lane_python(python: str = "python3") -> dict[str, str]:
         (["--tvm-wheel", "{win}"], "(cp311-cp311-win_amd64) cannot install into the lane's"),
         (
             ["--tvm-wheel", "{tvm}", "--tvm-ffi-wheel", "{ffi312}"],
-            "f312.whl is for CPython 3.12, but python3.12 is not on PATH",
+            "f312.whl is for CPython 3.12, but no working CPython 3.12 was found",
         ),
         (["--tvm-wheel", "{tvm}", "--python", "3.10"], "--python=3.10: the kit runs on CPython"),
         (["--tvm-wheel", "{tvm}", "--python", "/no/such/python"], "not an executable file"),
-        (["--tvm-wheel", "{tvm}", "--python", "3.13"], "python3.13 is not on PATH"),
+        (["--tvm-wheel", "{tvm}", "--python", "3.13"], "no working CPython 3.13 was found"),
     ],
 )
 def test_bad_input_is_one_clear_line_and_exit_2(
@@ -142,7 +142,7 @@ def test_the_python_comes_from_the_tvm_ffi_wheel_tag_or_the_option(
     ffi_tag: str,
     interpreter: str,
 ) -> None:
-    monkeypatch.setattr(check_my_wheel.shutil, "which", lambda name: f"/fake/bin/{name}")
+    monkeypatch.setattr(check_my_wheel, "find_python", lambda v: (f"/fake/bin/python{v}", []))
     ffi = _wheel(workspace / "ffi.whl", "apache-tvm-ffi", tag=ffi_tag)
     chosen = check_my_wheel.choose_python(asked, str(ffi))
     assert chosen == interpreter
@@ -158,7 +158,7 @@ def test_the_python_comes_from_the_tvm_ffi_wheel_tag_or_the_option(
 def test_a_wheel_for_another_python_than_asked_is_refused(
     workspace: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    monkeypatch.setattr(check_my_wheel.shutil, "which", lambda name: f"/fake/bin/{name}")
+    monkeypatch.setattr(check_my_wheel, "find_python", lambda v: (f"/fake/bin/python{v}", []))
     tvm = _wheel(workspace / "tvm.whl")
     ffi = _wheel(workspace / "ffi.whl", "apache-tvm-ffi", tag="cp311-cp311-manylinux_2_28_x86_64")
     argv = ["--tvm-wheel", str(tvm), "--tvm-ffi-wheel", str(ffi), "--python", "3.12"]
@@ -237,6 +237,65 @@ def test_tags_come_from_the_wheel_file_else_its_name() -> None:
         "py2-none-any",
         "py3-none-any",
     }
+
+
+def _fake_interpreter(path: Path, version: str, exit_status: int = 0) -> Path:
+    """An executable that answers lane_python()'s question as CPython `version` whose real
+    binary is `<path>.real`, or fails with `exit_status` (a pyenv shim for an inactive version
+    exits 127)."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    facts = json.dumps(dict(LINUX_311, version=version, executable=f"{path}.real"))
+    body = (
+        f"echo '{facts}'"
+        if exit_status == 0
+        else f"echo 'pyenv: not active' >&2; exit {exit_status}"
+    )
+    path.write_text(f"#!/bin/sh\n{body}\n")
+    path.chmod(0o755)
+    return path
+
+
+def test_find_python_skips_an_inactive_shim_and_names_what_it_tried(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    shim = _fake_interpreter(tmp_path / "shims" / "python3.13", "3.13", exit_status=127)
+    wrong = _fake_interpreter(tmp_path / "wrong" / "python3.13", "3.12")
+    real = _fake_interpreter(tmp_path / "bin" / "python3.13", "3.13")
+    path = os.pathsep.join(str(p.parent) for p in (shim, wrong, real))
+    monkeypatch.setenv("PATH", path)
+    monkeypatch.setenv("PYENV_ROOT", str(tmp_path / "no-pyenv"))
+    found, tried = check_my_wheel.find_python("3.13")
+    assert found == f"{real}.real"  # the binary it reports, not the name on PATH
+    assert len(tried) == 2
+    assert tried[0].startswith(f"{shim} does not run")
+    assert tried[1] == f"{wrong} is cpython 3.12"
+
+
+def test_find_python_falls_back_to_pyenv_builds_newest_first(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    root = tmp_path / "pyenv"
+    for build in ("3.13.0", "3.13.10", "3.13.2", "3.12.9"):
+        _fake_interpreter(root / "versions" / build / "bin" / f"python{build[:4]}", build[:4])
+    monkeypatch.setenv("PATH", str(tmp_path / "empty"))
+    monkeypatch.setenv("PYENV_ROOT", str(root))
+    candidates = check_my_wheel.python_candidates("3.13")
+    assert [Path(c).parts[-3] for c in candidates] == ["3.13.10", "3.13.2", "3.13.0"]
+    assert check_my_wheel.find_python("3.13")[0] == f"{candidates[0]}.real"
+    assert check_my_wheel.find_python("3.10") == (None, [])
+
+
+def test_no_working_python_is_one_line_naming_what_was_tried(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    shim = _fake_interpreter(tmp_path / "shims" / "python3.12", "3.12", exit_status=127)
+    monkeypatch.setenv("PATH", str(shim.parent))
+    monkeypatch.setenv("PYENV_ROOT", str(tmp_path / "no-pyenv"))
+    with pytest.raises(check_my_wheel.UsageError) as raised:
+        check_my_wheel.choose_python("3.12", None)
+    message = str(raised.value)
+    assert "no working CPython 3.12 was found" in message and f"{shim} does not run" in message
+    assert "\n" not in message
 
 
 def test_lane_python_describes_the_host_python3() -> None:
