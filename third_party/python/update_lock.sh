@@ -8,6 +8,11 @@
 #             build from the index (`torch==X` for `torch==X+cpu`), every other package held
 #             at the version of the lane's CPU lock (run the CPU lock first). It resolves
 #             without pip's find-links, where these machines serve the local CPU-only wheel.
+#   --python 3.X: the lane's lock for a CPython its other locks cannot install on (3.10):
+#             requirements_py3X.lock / lanes/LANE_py3X.lock, resolved by that Python's pip with
+#             the index's torch, every package held at the lane's GPU-lock version where it
+#             installs there (lock_for_python.py; a minute). List it in the lane's
+#             `python_locks` (tools/config/lanes.bzl).
 #             pip-compile hashes every file of torch's release (over 22 GB downloaded, 16
 #             minutes here: pip-tools does not read PyPI's digests here): a lane whose CPU lock differs from
 #             the default lane's in its own packages only (TVM, tvm-ffi) gets the default GPU
@@ -15,11 +20,17 @@
 #             pip-compile would write (--recompile forces pip-compile).
 set -euo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
-lane="" gpu=0 recompile=0 cpu_lock=""
-for arg in "$@"; do
+lane="" gpu=0 recompile=0 cpu_lock="" python=""
+while [[ $# -gt 0 ]]; do
+  arg="$1"
+  shift
   case "$arg" in
     --gpu) gpu=1 ;;
     --recompile) recompile=1 ;;
+    --python)
+      python="${1:-}"
+      shift || true
+      [[ "$python" =~ ^3\.[0-9]+$ ]] || { echo "update_lock.sh: --python takes 3.X, not '$python'" >&2; exit 2; } ;;
     -*) echo "update_lock.sh: unknown option $arg" >&2; exit 2 ;;
     *) lane="$arg" ;;
   esac
@@ -29,6 +40,16 @@ if [[ -z "$lane" ]]; then
 else
   in="lanes/$lane.in" out="lanes/$lane.lock" repo="@python_venv_$lane"
   [[ -f "$here/$in" ]] || { echo "update_lock.sh: no $here/$in" >&2; exit 2; }
+fi
+if [[ -n "$python" ]]; then
+  stem="${out%.lock}" gpu_lock="${out%.lock}_gpu.lock"
+  interpreter=""
+  for candidate in $(type -ap "python$python") "${PYENV_ROOT:-$HOME/.pyenv}"/versions/"$python".*/bin/"python$python"; do
+    if [[ -x "$candidate" ]] && "$candidate" -c 'import pip' 2>/dev/null; then interpreter="$candidate"; break; fi
+  done
+  [[ -n "$interpreter" ]] || { echo "update_lock.sh: no working python$python (PATH, pyenv)" >&2; exit 2; }
+  cd "$here"
+  exec python3 lock_for_python.py "$interpreter" "$in" "$gpu_lock" "${stem}_py${python/./}.lock"
 fi
 if [[ $gpu == 1 && -n "$lane" && $recompile == 0 ]] &&
   python3 - "$here" "$lane" <<'PY'

@@ -3,9 +3,10 @@
 rules_python cannot be fetched offline, so these rules do the small part we need.
 
 `python_venv_base` (`@python_venv_base`, `@python_venv_<lane>_base`):
-  * checks the host python3, or $TVM_CONFORMANCE_PYTHON (3.11 to 3.13; anything else is a
+  * checks the host python3, or $TVM_CONFORMANCE_PYTHON (3.10 to 3.13; anything else is a
     clear error);
-  * creates a venv and installs the lock file with `--require-hashes --no-deps`;
+  * creates a venv and installs the lock file with `--require-hashes --no-deps`: the lane's
+    lock for that Python where it has one (`python_locks`, 3.10), else its lock;
   * records it (tvm_conformance_venv.json) and lists each distribution's files by entry;
   * strips what would make cache keys machine dependent (bytecode, RECORD files, console
     scripts with absolute shebangs, the `command =` line of pyvenv.cfg), so two clones in
@@ -28,9 +29,9 @@ that after changing the host python3, whose version the venv is tied to. The lay
 when the base or the user's wheels change.
 """
 
-# 3.10 is not among them: the locks pin releases that need 3.11 or newer (filelock 4.2, numpy
-# 2.4); it needs locks of its own, compiled under 3.10 (tomli, exceptiongroup added).
-_SUPPORTED_PYTHON = ["3.11", "3.12", "3.13"]
+# 3.10 installs the lane's own 3.10 lock (`python_locks`): its other locks pin releases that
+# need 3.11 or newer (filelock 4.2, numpy 2.4).
+_SUPPORTED_PYTHON = ["3.10", "3.11", "3.12", "3.13"]
 
 # The lane's interpreter where it is not `python3` on PATH: a name on PATH (python3.12) or an
 # absolute path (check_my_wheel --python sets it with --repo_env). Part of the venv's identity:
@@ -117,16 +118,26 @@ def _pip_install(rctx, lock):
 
 def _python_venv_base_impl(rctx):
     python, version = _host_python(rctx)
-    lock = rctx.path(rctx.attr.lock)
+    lock_label = rctx.attr.lock
+    for label, for_python in rctx.attr.python_locks.items():
+        if for_python == version:
+            lock_label = label
+    lock = rctx.path(lock_label)
     tool = rctx.path(rctx.attr._tool)
+    used_lock, instead_of = str(lock_label), ""
+    if lock_label != rctx.attr.lock:
+        # Said once, before the download (see the fallback below).
+        rctx.execute(["echo", ("python_venv (lane %s): Python %s installs %s, the lane's lock for it " +
+                               "(the index's torch with its CUDA libraries, %s to download once, " +
+                               "about 5 GB on disk; no CPU-only torch exists for it).") %
+                              (rctx.attr.lane, version, used_lock, rctx.attr.fallback_download)], quiet = False)
 
     rctx.report_progress("Creating the Python %s venv" % version)
     _run(rctx, "`python3 -m venv` failed", [python, "-m", "venv", "venv"])
 
-    rctx.report_progress("Installing %s (first time: a minute or two)" % rctx.attr.lock)
+    rctx.report_progress("Installing %s (first time: a minute or two)" % used_lock)
     result = _pip_install(rctx, lock)
-    used_lock, instead_of = str(rctx.attr.lock), ""
-    if result.return_code != 0 and rctx.attr.fallback_lock and _no_cpu_torch(result):
+    if result.return_code != 0 and lock_label == rctx.attr.lock and rctx.attr.fallback_lock and _no_cpu_torch(result):
         # A stock pip: the CPU-only torch of a CPU lock comes only from a find-links directory
         # (README, "Where torch comes from"). The lane's GPU lock has the index's torch, hashed
         # for every CPython; it runs on a CPU too.
@@ -167,6 +178,7 @@ python_venv_base = repository_rule(
         "lock": attr.label(mandatory = True, allow_single_file = True, doc = "Hashed requirements lock."),
         "lane": attr.string(default = "default", doc = "The lane's name (--config=<lane>), recorded in the venv."),
         "fallback_lock": attr.label(allow_single_file = True, doc = "Installed instead where pip finds no CPU-only torch for `lock` (the lane's GPU lock)."),
+        "python_locks": attr.label_keyed_string_dict(allow_files = True, doc = "{lock: CPython major.minor}: installed instead of `lock` (and of fallback_lock) on that Python."),
         "fallback_download": attr.string(default = "2.9 GB", doc = "What installing fallback_lock downloads (said once)."),
         "python": attr.string(default = "python3", doc = "Host interpreter looked up on PATH."),
         "timeout": attr.int(default = 1800, doc = "Seconds pip may take (torch is large)."),

@@ -14,7 +14,7 @@ A repository the caller declared before the call is kept (its own googletest, sa
 
 load("//third_party/gpu:gpu_detect.bzl", "gpu_detect")
 load("//third_party/python:venv.bzl", "python_venv", "python_venv_base")
-load("//tools/config:lanes.bzl", "LANES", "lane_lock", "lane_venv_repository")
+load("//tools/config:lanes.bzl", "LANES", "lane_lock", "lane_python_locks", "lane_venv_repository")
 
 def _kit_directory_impl(rctx):
     # The directory of a file in the kit, mounted as a repository. local_repository cannot do
@@ -85,7 +85,8 @@ def tvm_conformance_dependencies():
 
             # A CPU lock whose CPU-only torch pip cannot find falls back to the GPU lock.
             fallback = {} if gpu else {"fallback_lock": lane_lock(lane, True)}
-            _maybe(python_venv_base, name + "_base", lane = lane, lock = lock, **fallback)
+            # On a CPython whose own lock it has (3.10), the lane installs that instead.
+            _maybe(python_venv_base, name + "_base", lane = lane, lock = lock, python_locks = lane_python_locks(lane), **fallback)
             _maybe(python_venv, name, base = "@%s_base//:pip_report.json" % name, lane = lane, lock = lock)
 
     # Whether this machine has a GPU: an input of every cuda test variant (third_party/gpu).

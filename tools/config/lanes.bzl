@@ -13,6 +13,10 @@ Adding a lane is one entry here plus its locks: third_party/python/lanes/<lane>.
 flavour is the venv of --config=cuda_gpu (--//tools/config:gpu_torch); the others keep the
 CPU-only torch.
 
+`python_locks` are the lane's locks for a CPython its own locks cannot install on (3.10: numpy
+2.4 and filelock 4.2 need 3.11; pytest needs tomli and exceptiongroup there), used for both
+flavours on that Python (no CPU-only torch exists for it): update_lock.sh <lane> --python 3.10.
+
 The table is plain data (strings in dicts) so that Python reads it too (tools/config/lanes.py).
 """
 
@@ -20,16 +24,19 @@ LANES = {
     "default": {
         "lock": "requirements.lock",
         "gpu_lock": "requirements_gpu.lock",
+        "python_locks": {"3.10": "requirements_py310.lock"},
         "summary": "TVM 0.27.0.post1 with tvm-ffi 0.1.14.post0",
     },
     "ffi_next": {
         "lock": "lanes/ffi_next.lock",
         "gpu_lock": "lanes/ffi_next_gpu.lock",
+        "python_locks": {"3.10": "lanes/ffi_next_py310.lock"},
         "summary": "TVM 0.27.0.post1 with the newest tvm-ffi (0.1.15.post2)",
     },
     "tvm_prev": {
         "lock": "lanes/tvm_prev.lock",
         "gpu_lock": "lanes/tvm_prev_gpu.lock",
+        "python_locks": {"3.10": "lanes/tvm_prev_py310.lock"},
         "summary": "TVM 0.26.0 with the oldest tvm-ffi it accepts (0.1.13.post2)",
     },
 }
@@ -49,6 +56,13 @@ def lane_lock(lane, gpu = False):
     The same label from any workspace.
     """
     return Label("//third_party/python:" + LANES[lane]["gpu_lock" if gpu else "lock"])
+
+def lane_python_locks(lane):
+    """{label of the lock: CPython `major.minor`} of `lane`'s per-Python locks."""
+    return {
+        Label("//third_party/python:" + lock): python
+        for python, lock in LANES[lane].get("python_locks", {}).items()
+    }
 
 def lane_venv_repository(lane, gpu = False):
     """The name of `lane`'s venv repository: python_venv for the default lane.

@@ -60,6 +60,24 @@ def test_every_lane_has_a_gpu_flavour_with_cuda_torch_and_the_same_pins() -> Non
         assert {p: gpu.get(p) for p in same} == same, name
 
 
+def test_every_lane_has_a_310_lock_with_its_own_tvm_and_what_310_needs() -> None:
+    for name, lane in lanes.read_lanes().items():
+        assert set(lane.get("python_locks", {})) == {"3.10"}, name
+        gpu = _pins(Path(rlocation("third_party/python/" + lane["gpu_lock"])).read_text())
+        text = Path(rlocation("third_party/python/" + lane["python_locks"]["3.10"])).read_text()
+        py310 = _pins(text)
+
+        assert text.count("--hash=sha256:") >= len(py310), f"lane {name}: a 3.10 pin has no hash"
+        # What the lane is: the same TVM, tvm-ffi and (the index's) torch.
+        for defining in ("apache-tvm", "apache-tvm-ffi", "torch"):
+            assert py310[defining] == gpu[defining], (name, defining)
+        # pytest's backports for 3.10, and a numpy that has cp310 wheels (2.3+ needs 3.11).
+        assert {"tomli", "exceptiongroup"} <= set(py310), name
+        assert tuple(int(x) for x in py310["numpy"].split(".")[:2]) < (2, 3), name
+        # Everything the GPU lock has is there too, so nothing the suite imports is missing.
+        assert set(gpu) <= set(py310), (name, set(gpu) - set(py310))
+
+
 def test_a_new_entry_is_a_new_config(tmp_path: Path) -> None:
     table = tmp_path / "lanes.bzl"
     table.write_text(

@@ -62,7 +62,7 @@ WHEEL_VARS = {
 
 KEYS = {"apache-tvm": "tvm", "apache-tvm-ffi": "tvm_ffi"}  # archive.identity_of's keys
 # The CPythons a lane's venv can be made with (third_party/python/venv.bzl _SUPPORTED_PYTHON).
-PYTHONS = ("3.11", "3.12", "3.13")
+PYTHONS = ("3.10", "3.11", "3.12", "3.13")
 PYTHON_ENV = "TVM_CONFORMANCE_PYTHON"
 
 
@@ -332,7 +332,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--config", default="cpu", help="cpu (default), cuda or cuda_gpu")
     parser.add_argument("--lane", default="default", help="whose pins fill in the rest")
     parser.add_argument(
-        "--python", help="3.11 to 3.13, or an interpreter's path: the venv's CPython"
+        "--python", help="3.10 to 3.13, or an interpreter's path: the venv's CPython"
     )
     parser.add_argument("--out", default=os.path.join(ROOT, "conformance-report"))
     parser.add_argument(

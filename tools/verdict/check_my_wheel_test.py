@@ -74,7 +74,7 @@ def _fake_lane_python(python: str = "python3") -> dict[str, str]:
             ["--tvm-wheel", "{tvm}", "--tvm-ffi-wheel", "{ffi312}"],
             "f312.whl is for CPython 3.12, but no working CPython 3.12 was found",
         ),
-        (["--tvm-wheel", "{tvm}", "--python", "3.10"], "--python=3.10: the kit runs on CPython"),
+        (["--tvm-wheel", "{tvm}", "--python", "3.9"], "--python=3.9: the kit runs on CPython"),
         (["--tvm-wheel", "{tvm}", "--python", "/no/such/python"], "not an executable file"),
         (["--tvm-wheel", "{tvm}", "--python", "3.13"], "no working CPython 3.13 was found"),
     ],
