@@ -155,9 +155,11 @@ def main(argv: list[str]) -> int:
     items = resolve(python, reqs, installable(python, held))
     lines = [
         f"# Pinned, hashed Python dependencies of the test venv on CPython {version[:4]}, from\n",
-        f"# {in_file.name} with the index's torch (no CPU-only torch exists for this Python), every\n",
+        f"# {in_file.name} with the index's torch (no CPU-only torch exists for this Python), "
+        "every\n",
         f"# package held at its {preferred.name} version where that installs here. Made by\n",
-        "# update_lock.sh --python (lock_for_python.py, the index's published sha256 of every file);\n",
+        "# update_lock.sh --python (lock_for_python.py, the index's published sha256 of every "
+        "file);\n",
         "# pip installs it with --require-hashes --no-deps.\n",
     ]
     for item in sorted(items, key=lambda i: canonical(i["metadata"]["name"])):
