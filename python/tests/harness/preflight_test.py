@@ -19,6 +19,8 @@ from pathlib import Path
 
 import pytest
 
+import tvm_conformance
+
 DRIVER_BANNER = """\
 +-----------------------------------------------------------------------------------------+
 | NVIDIA-SMI {driver}              Driver Version: {driver}      CUDA Version: {cuda}     |
@@ -112,6 +114,12 @@ class Machine:
             if k not in ("CUDA_VISIBLE_DEVICES", "LD_LIBRARY_PATH")
         }
         run_env["PATH"] = str(self.bin)
+        # The child imports the package from where this process did: under plain pytest that
+        # is pyproject's `pythonpath`, which reaches sys.path but not the environment.
+        package_root = str(Path(tvm_conformance.__file__).resolve().parents[1])
+        run_env["PYTHONPATH"] = os.pathsep.join(
+            p for p in (package_root, os.environ.get("PYTHONPATH", "")) if p
+        )
         run_env.update(env or {})
         proc = subprocess.run(
             [sys.executable, "-m", "tvm_conformance.preflight", *args],
