@@ -39,6 +39,24 @@ def test_array_indexing_and_slicing_match_tuple() -> None:
             array[bad]
 
 
+def test_array_refuses_assignment_and_bad_indices_like_tuple() -> None:
+    """An Array is immutable: item, slice (stepped included) assignment and deletion are
+    TypeError, as for a tuple; a far out-of-range index is IndexError, a non-integer TypeError."""
+    array, plain = tvm_ffi.Array(VALUES), tuple(VALUES)
+    for container in (array, plain):
+        for index in (0, -1, slice(None, None, 2), slice(5, 1, -2)):
+            with pytest.raises(TypeError, match="does not support item assignment"):
+                container[index] = [0, 0] if isinstance(index, slice) else 0
+            with pytest.raises(TypeError, match="support item deletion"):
+                del container[index]
+        with pytest.raises(IndexError):
+            container[10**6]
+        for bad in ("1", 1.0, None):
+            with pytest.raises(TypeError, match="indices must be integers or slices"):
+                container[bad]
+    assert list(array) == VALUES
+
+
 def test_array_truth_length_contains_and_concatenation_match_tuple() -> None:
     array, empty = tvm_ffi.Array(VALUES), tvm_ffi.Array([])
     assert bool(array) is True and bool(empty) is False and len(empty) == 0
