@@ -239,6 +239,23 @@ DEVIATIONS: tuple[Deviation, ...] = (
             "test_torch_conjugate_view_is_refused_or_read_as_viewed[cuda]",
         ),
     ),
+    Deviation(
+        id="runtime-tensor-copy-unchecked",
+        area="ffi",
+        expected="Tensor.copyfrom(t) and t.copyto(dest) between two TVM tensors refuse a "
+        "destination of another shape (copyto's docstring: it 'must have same shape'), as "
+        "copyfrom of a numpy array of another shape does (ValueError), and refuse or convert "
+        "another dtype, as copyfrom of numpy converts it.",
+        actual="Any destination of the same size in bytes is accepted and the bytes are copied "
+        "as they are: a (2, 3) int32 tensor copied into a (3, 2) or (6,) one is reshaped, into "
+        "a (2, 3) float32 one reinterpreted (1 becomes 1.4e-45); only another size in bytes is "
+        "refused (TVM 0.27 / tvm-ffi 0.1.14).",
+        raises="tvm_conformance.observed.TensorCopyUnchecked",
+        tests=(
+            "//python/tests/ffi:tensor_copy_test :: "
+            "test_copy_to_another_shape_or_dtype_is_refused_or_converted[*]",
+        ),
+    ),
     # --- relax -------------------------------------------------------------------------------
     Deviation(
         id="relax-callback-locals-lost",
@@ -303,6 +320,21 @@ DEVIATIONS: tuple[Deviation, ...] = (
             "test_pure_callback_call_survives_build[cuda-*]",
         ),
         lanes="all (cuda target only)",
+    ),
+    Deviation(
+        id="relax-bool-max-min-refused",
+        area="relax",
+        expected="R.max / R.min of a bool tensor builds and reduces it as numpy does: max is "
+        "'any', min is 'all', the result a bool tensor (R.sum and R.prod of the same mask "
+        "build and give 'any' and 'all').",
+        actual="relax.build raises InternalError 'Cannot decide min_value for type T.bool' "
+        "(max_value for R.min) while legalizing the reduction: topi has no identity value "
+        "for bool (TVM 0.27 / tvm-ffi 0.1.14).",
+        raises="tvm_conformance.observed.BoolReductionRefused",
+        tests=(
+            "//python/tests/relax:vm_reduction_test_llvm :: "
+            "test_max_and_min_of_a_bool_mask_are_any_and_all[*]",
+        ),
     ),
     # --- frontend ----------------------------------------------------------------------------
     Deviation(

@@ -58,6 +58,16 @@ class ViewBitIgnored(DeviationObserved):
     """A torch negative or conjugate view was taken as its stored data, its view bit ignored."""
 
 
+class TensorCopyUnchecked(DeviationObserved):
+    """A copy between two TVM tensors of another shape or dtype (the same size in bytes) was
+    neither refused nor converted: the bytes were copied as they are."""
+
+
+class BoolReductionRefused(DeviationObserved):
+    """A max / min reduction of a boolean tensor was refused while building (no identity value
+    for bool), where numpy reduces it to a bool."""
+
+
 class ErrorClassLost(FidelityLost):
     """A custom exception class raised in a callback arrived as plain ``RuntimeError`` (not a
     subclass such as TVM's ``InternalError``), its message unchanged."""

@@ -39,6 +39,24 @@ def test_array_indexing_and_slicing_match_tuple() -> None:
             array[bad]
 
 
+def test_array_refuses_assignment_and_bad_indices_like_tuple() -> None:
+    """An Array is immutable: item, slice (stepped included) assignment and deletion are
+    TypeError, as for a tuple; a far out-of-range index is IndexError, a non-integer TypeError."""
+    array, plain = tvm_ffi.Array(VALUES), tuple(VALUES)
+    for container in (array, plain):
+        for index in (0, -1, slice(None, None, 2), slice(5, 1, -2)):
+            with pytest.raises(TypeError, match="does not support item assignment"):
+                container[index] = [0, 0] if isinstance(index, slice) else 0
+            with pytest.raises(TypeError, match="support item deletion"):
+                del container[index]
+        with pytest.raises(IndexError):
+            container[10**6]
+        for bad in ("1", 1.0, None):
+            with pytest.raises(TypeError, match="indices must be integers or slices"):
+                container[bad]
+    assert list(array) == VALUES
+
+
 def test_array_truth_length_contains_and_concatenation_match_tuple() -> None:
     array, empty = tvm_ffi.Array(VALUES), tvm_ffi.Array([])
     assert bool(array) is True and bool(empty) is False and len(empty) == 0
@@ -79,6 +97,70 @@ def test_list_mutations_match_list() -> None:
     assert len(ffi_list) == 0 and not ffi_list
     with pytest.raises(IndexError):
         ffi_list.pop()
+
+
+def test_list_reads_match_list() -> None:
+    ffi_list, plain = tvm_ffi.List(VALUES), list(VALUES)
+    assert [ffi_list[i] for i in INDICES] == [plain[i] for i in INDICES]
+    for part in SLICES:
+        assert list(ffi_list[part]) == plain[part], part
+    for bad in (len(VALUES), -len(VALUES) - 1, 10**6):
+        with pytest.raises(IndexError):
+            ffi_list[bad]
+        with pytest.raises(IndexError):
+            ffi_list[bad] = 0
+        with pytest.raises(IndexError):
+            del ffi_list[bad]
+        with pytest.raises(IndexError):
+            ffi_list.pop(bad)
+    assert list(ffi_list) == plain  # nothing changed by the refused operations
+
+
+# Slices assigned to: extended ones (a step other than 1, negative included) take exactly as
+# many values as they select; plain ones grow or shrink the list.
+ASSIGNED_SLICES = [
+    *SLICES,
+    slice(1, 5, 2),
+    slice(-1, None, -3),
+    slice(None, None, -2),
+    slice(6, 0, -1),
+    slice(-100, 100, 3),
+    slice(2, 2),
+    slice(3, 1),
+]
+
+
+def _slice_id(part: slice) -> str:
+    """`1_5_2` for [1:5:2], `N_N_-1` for [::-1] (no `:`, which pytest's node ids split on)."""
+    return "_".join("N" if v is None else str(v) for v in (part.start, part.stop, part.step))
+
+
+@pytest.mark.parametrize("part", ASSIGNED_SLICES, ids=_slice_id)
+def test_list_slice_assignment_and_deletion_match_list(part: slice) -> None:
+    plain = list(VALUES)
+    count = len(plain[part])
+    replacement = [100 + i for i in range(count)]
+    ffi_list = tvm_ffi.List(VALUES)
+    ffi_list[part], plain[part] = replacement, list(replacement)
+    assert list(ffi_list) == plain
+    # A tuple or a generator as the value: any iterable, like list's.
+    ffi_list, plain = tvm_ffi.List(VALUES), list(VALUES)
+    ffi_list[part], plain[part] = (v for v in replacement), tuple(replacement)
+    assert list(ffi_list) == plain
+    ffi_list, plain = tvm_ffi.List(VALUES), list(VALUES)
+    del ffi_list[part], plain[part]
+    assert list(ffi_list) == plain
+    ffi_list, plain = tvm_ffi.List(VALUES), list(VALUES)
+    if part.step not in (None, 1):
+        # An extended slice refuses a value of another length (list says ValueError).
+        with pytest.raises(ValueError):
+            plain[part] = replacement + [0]
+        with pytest.raises(ValueError):
+            ffi_list[part] = replacement + [0]
+        assert list(ffi_list) == plain == VALUES
+    else:
+        ffi_list[part], plain[part] = [7, 7, 7], [7, 7, 7]
+        assert list(ffi_list) == plain
 
 
 def test_map_views_and_lookups_match_dict() -> None:

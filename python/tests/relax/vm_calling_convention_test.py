@@ -10,11 +10,13 @@ shows. Expected values come from numpy. Both exec modes, once per target.
 import numpy as np
 import pytest
 import tvm
+import tvm_ffi
 from tvm import relax
 from tvm.script import ir as I
 from tvm.script import relax as R
 
 from tvm_conformance.relax_vm import EXEC_MODES, build_vm
+from tvm_conformance.testing import assert_on_device
 
 X = np.array([10.0, 20.0, 30.0], "float32")
 Y = np.array([1.0, 2.0, 4.0], "float32")
@@ -46,6 +48,14 @@ class Functions:
     def scale(x: R.Tensor((3,), "float32"), k: R.Tensor((), "int32")):
         z = R.multiply(x, R.astype(k, "float32"))
         return z
+
+    @R.function
+    def nested(x: R.Tensor((3,), "float32"), y: R.Tensor((3,), "float32")):
+        a = R.subtract(x, y)
+        b = R.multiply(x, y)
+        c = R.add(x, R.const(1.0, "float32"))
+        d = R.subtract(y, x)
+        return ((a, (b, (c, d))), x)
 
     @R.function
     def tuple_arg(t: R.Tuple(R.Tensor((3,), "float32"), R.Tensor((3,), "float32"))):
@@ -109,6 +119,55 @@ def test_tuple_outputs_keep_their_order(
     direct = vm["pair"](_t(X, dev), _t(Y, dev))
     np.testing.assert_array_equal(direct[0].numpy(), X - Y)
     np.testing.assert_array_equal(direct[1].numpy(), X * 2)
+
+
+# What `nested` returns, from numpy: depth 1, 2, 3 and 4 (`d` is at depth 4).
+def _nested_want(x: np.ndarray, y: np.ndarray) -> tuple:
+    return ((x - y, (x * y, (x + 1, y - x))), x)
+
+
+def _assert_nested(out: object, want: object, kinds: tuple[type, ...], depth: int = 0) -> int:
+    """`out` has the structure of `want` (each tuple a `kinds` sequence of the same length) and
+    its values, dtypes and shapes; returns the deepest level reached."""
+    if isinstance(want, np.ndarray):
+        assert isinstance(out, tvm.runtime.Tensor), (depth, type(out))
+        assert (out.shape, str(out.dtype)) == (want.shape, str(want.dtype))
+        np.testing.assert_array_equal(out.numpy(), want)
+        return depth
+    assert isinstance(out, kinds) and len(out) == len(want), (depth, type(out))
+    return max(_assert_nested(o, w, kinds, depth + 1) for o, w in zip(out, want, strict=True))
+
+
+@pytest.mark.parametrize("exec_mode", EXEC_MODES)
+def test_nested_tuple_outputs_keep_structure_and_values(
+    target: str, dev: tvm.runtime.Device, exec_mode: str
+) -> None:
+    """A tuple of tuples, nested four deep: a direct call gives Arrays (tvm_ffi.Array),
+    get_outputs gives Python tuples, each level in order and each tensor with its value."""
+    vm = _vm(target, dev, exec_mode)
+    want = _nested_want(X, Y)
+    direct = vm["nested"](_t(X, dev), _t(Y, dev))
+    assert _assert_nested(direct, want, (tvm_ffi.Array,)) == 4
+    stateful = _stateful(vm, "nested", _t(X, dev), _t(Y, dev))
+    assert _assert_nested(stateful, want, (tuple,)) == 4
+    # The other way round: a stale or mixed-up path into the tuple shows.
+    assert _assert_nested(_stateful(vm, "nested", Y, X), _nested_want(Y, X), (tuple,)) == 4
+
+
+@pytest.mark.parametrize("exec_mode", EXEC_MODES)
+def test_vm_on_cpu_index_1_allocates_and_returns_there(exec_mode: str) -> None:
+    """`VirtualMachine(exe, tvm.cpu(1))`: results (nested ones included) are allocated on
+    cpu(1), from tensors on cpu(1) and from numpy arrays (which the VM moves there)."""
+    dev = tvm.cpu(1)
+    vm = relax.VirtualMachine(relax.build(Functions, "llvm", exec_mode=exec_mode), dev)
+    out = vm["sub"](_t(X, dev), _t(Y, dev))
+    assert out.device == dev
+    np.testing.assert_array_equal(out.numpy(), X - Y)
+    for result in (vm["nested"](_t(X, dev), _t(Y, dev)), _stateful(vm, "nested", X, Y)):
+        _assert_nested(result, _nested_want(X, Y), (tvm_ffi.Array, tuple))
+        assert_on_device(result, dev)
+        assert result[0][1][1][1].device == dev
+    assert _stateful(vm, "sub", X, Y).device == dev
 
 
 @pytest.mark.parametrize("exec_mode", EXEC_MODES)
