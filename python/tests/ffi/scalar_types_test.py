@@ -2,10 +2,14 @@
 by tvm-ffi, integers at and beyond the int32 / int64 limits through a tensor, and a copy into a
 tensor of another shape. Expected values come from numpy and the dtype definitions."""
 
+import re
+
 import numpy as np
 import pytest
 import tvm
 import tvm_ffi
+
+from tvm_conformance import deviations, observed
 
 INT32_MAX, INT32_MIN = 2**31 - 1, -(2**31)
 
@@ -31,6 +35,36 @@ def test_const_infers_the_narrowest_type_that_holds_the_value(value: object, dty
     const = tvm.runtime.const(value)
     assert _dtype(const) == dtype
     assert const.value == value
+
+
+# TVM's message for a value its const() cannot classify (numpy.bool_ is no Python bool subclass).
+CONST_OPAQUE_MESSAGE = (
+    "First argument to tvm.tirx.const must be int, float, or bool, but instead received "
+    "argument with type code ffi.OpaquePyObject"
+)
+
+
+@pytest.mark.parametrize(
+    ("value", "dtype"),
+    [
+        (np.int32(-7), "int32"),
+        (np.int64(2**40), "int64"),
+        (np.float32(1.5), "float32"),
+        (np.float64(2.5), "float64"),
+        pytest.param(
+            np.bool_(True), "bool", marks=deviations.xfail("ffi-const-numpy-bool-refused")
+        ),
+    ],
+    ids=["int32", "int64", "float32", "float64", "bool"],
+)
+def test_const_of_numpy_scalar_keeps_its_dtype(value: object, dtype: str) -> None:
+    """A numpy scalar is a constant of its own dtype and value, as the Python value is."""
+    with observed.recorded(
+        tvm.error.InternalError, re.escape(CONST_OPAQUE_MESSAGE), observed.NumpyScalarRefused
+    ):
+        const = tvm.runtime.const(value)
+    assert _dtype(const) == dtype
+    assert const.value == value.item()
 
 
 @pytest.mark.parametrize(
