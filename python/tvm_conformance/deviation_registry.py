@@ -526,7 +526,7 @@ DEVIATIONS: tuple[Deviation, ...] = (
         "F.conv2d(x, w, bias=b), F.linear(x, w, bias=b), F.layer_norm(x, shape, w, b) and "
         "F.layer_norm(x, shape, eps=0.1), F.max_pool2d(x, 3, 2, 1) match PyTorch (seed 003), "
         "and so does every argument of F.layer_norm and F.max_pool2d in constructor_arguments_test "
-        "(F.max_pool2d(x, 3, 2, 1, 1, True): ceil_mode gives 5x5 from 8x8).",
+        "(F.max_pool2d(x, 3, 2, 1, 1, True): ceil_mode gives 4x4 from 6x6).",
         actual="TVM 0.27's (and 0.26's) from_fx reads these ops' arguments from node.args only, so "
         "every argument fx recorded as a keyword is dropped silently: the output is the "
         "call's without them (stride 1 and padding 0, no bias, unit weight and zero bias, eps"

@@ -82,12 +82,6 @@ def _randn(*shape: int, scale: float = 1.0, shift: float = 0.0) -> torch.Tensor:
     return torch.randn(*shape) * scale + shift
 
 
-def _image(
-    m: nn.Module | None, _: dict[str, Any], channels: int = 2, size: int = 8
-) -> torch.Tensor:
-    return _randn(1, getattr(m, "in_channels", getattr(m, "num_features", channels)), size, size)
-
-
 def _ramp(*_: Any) -> torch.Tensor:
     """Values from -5 to 5: beyond every clipping bound tried, both signs for every slope."""
     return torch.linspace(-5.0, 5.0, 48).reshape(4, 12)
@@ -123,7 +117,7 @@ TABLES: dict[str, Table] = {
             "dilation": Follows(("dilation",)),
             "groups": Follows(("groups",)),
         },
-        make_input=lambda m, a: _randn(1, m.in_channels, 9, 9),
+        make_input=lambda m, a: _randn(1, m.in_channels, 7, 7),
     ),
     "LayerNorm": Table(
         module=nn.LayerNorm,
@@ -184,7 +178,7 @@ TABLES: dict[str, Table] = {
             "momentum": Follows(("momentum",)),
             "eps": Follows(("eps",)),
         },
-        make_input=lambda m, a: _randn(2, m.num_features, 5, 5),
+        make_input=lambda m, a: _randn(2, m.num_features, 4, 4),
     ),
     "ReLU": Table(
         module=nn.ReLU,
@@ -274,7 +268,7 @@ TABLES: dict[str, Table] = {
                 "the indices output is an op of its own (aten.max_pool2d_with_indices' second "
                 "result), outside this table's one-output comparison"
             ),
-            # 8x8, kernel 3, stride 2, padding 1: 4x4 floored, 5x5 with ceil_mode.
+            # 6x6, kernel 3, stride 2, padding 1: 3x3 floored, 4x4 with ceil_mode.
             "ceil_mode": (True,),
         },
         functional=F.max_pool2d,
@@ -290,7 +284,7 @@ TABLES: dict[str, Table] = {
             "ceil_mode": Follows(("ceil_mode",)),
             "return_indices": NotApplicable("as the module's return_indices row"),
         },
-        make_input=lambda m, a: _randn(1, 2, 8, 8),
+        make_input=lambda m, a: _randn(1, 2, 6, 6),
     ),
     "AvgPool2d": Table(
         module=nn.AvgPool2d,
@@ -299,7 +293,7 @@ TABLES: dict[str, Table] = {
             "kernel_size": (2,),
             "stride": (1,),
             "padding": (0,),
-            # 8x8, kernel 3, stride 2, padding 1: 4x4 floored, 5x5 with ceil_mode.
+            # 6x6, kernel 3, stride 2, padding 1: 3x3 floored, 4x4 with ceil_mode.
             "ceil_mode": (True,),
             # Padding 1 puts a border in every edge window: the divisor changes.
             "count_include_pad": (False,),
@@ -325,7 +319,7 @@ TABLES: dict[str, Table] = {
             "divisor_override": Follows(("divisor_override",)),
         },
         # Away from zero: a window's sum never nearly cancels, so the divisor shows.
-        make_input=lambda m, a: _randn(1, 2, 8, 8, shift=2.0),
+        make_input=lambda m, a: _randn(1, 2, 6, 6, shift=2.0),
     ),
     "Hardtanh": Table(
         module=nn.Hardtanh,
