@@ -442,12 +442,12 @@ def _variants(table: Table, form: str) -> list[tuple[str, Any]]:
     return variants
 
 
-# Paths that would show only a deviation recorded elsewhere on every row: from_fx's call_module
-# and the undecomposed path translate eval-mode BatchNorm with batch statistics
-# (frontend-fx-batchnorm-batch-stats, frontend-ep-batchnorm-default-batch-stats;
-# normalization_test). F.batch_norm through from_fx is a call_function node: still checked.
-# from_fx has no translator for F.batch_norm at all ("Unsupported function types
-# ['batch_norm']"): not an argument's translation.
+# Paths that would show on every row only what is recorded elsewhere: from_fx's call_module and
+# the undecomposed path translate eval-mode BatchNorm with batch statistics (deviations
+# frontend-fx-batchnorm-batch-stats, frontend-ep-batchnorm-default-batch-stats, checked by
+# normalization_test), and from_fx has no translator for F.batch_norm at all ("Unsupported
+# function types ['batch_norm']"), which is no argument's translation. BatchNorm2d's arguments
+# are checked through the decomposed exported-program path, in both forms.
 LEFT_OUT = {
     ("BatchNorm2d", "functional", "fx"),
     ("BatchNorm2d", "module", "fx"),
