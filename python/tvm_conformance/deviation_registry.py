@@ -626,6 +626,23 @@ DEVIATIONS: tuple[Deviation, ...] = (
         lanes="tvm_prev",
         tvm_ffi="<0.1.14",
     ),
+    Deviation(
+        id="frontend-mean-dtype-ignored",
+        area="lanes",
+        expected="torch.mean(x, 1, False, dtype=torch.float64) returns a float64 mean, as PyTorch "
+        "does and TVM 0.27 does through every frontend.",
+        actual="TVM 0.26.0 drops the dtype argument through from_fx and both exported-program "
+        "paths: the output is float32, the mean without dtype.",
+        raises="tvm_conformance.observed.ArgumentReadAsDefault",
+        tests=(
+            "//python/tests/frontend:constructor_arguments_test_llvm :: "
+            "test_argument_is_translated[llvm-mean-functional-*-functional:dtype=float64]",
+            "//python/tests/frontend:constructor_arguments_test_cuda :: "
+            "test_argument_is_translated[cuda-mean-functional-*-functional:dtype=float64]",
+        ),
+        lanes="tvm_prev",
+        tvm="<0.27",
+    ),
     # --- robustness (crashers, exception fidelity) --------------------------------------------
     Deviation(
         id="ffi-numpy-bool-opaque",
