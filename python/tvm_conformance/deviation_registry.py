@@ -256,6 +256,21 @@ DEVIATIONS: tuple[Deviation, ...] = (
             "test_copy_to_another_shape_or_dtype_is_refused_or_converted[*]",
         ),
     ),
+    Deviation(
+        id="ffi-const-numpy-bool-refused",
+        area="ffi",
+        expected="tvm.runtime.const(np.bool_(True)) is a bool constant with value True, as "
+        "tvm.runtime.const(True) is and as numpy int and float scalars keep their dtype.",
+        actual="It raises InternalError 'First argument to tvm.tirx.const must be int, float, "
+        "or bool, but instead received argument with type code ffi.OpaquePyObject': numpy.bool_ "
+        "is no Python bool, and tvm-ffi passes it on as an opaque object (TVM 0.27.0.post1, "
+        "tvm-ffi 0.1.14.post0).",
+        raises="tvm_conformance.observed.NumpyScalarRefused",
+        tests=(
+            "//python/tests/ffi:scalar_types_test :: "
+            "test_const_of_a_numpy_scalar_keeps_its_dtype_and_value[bool]",
+        ),
+    ),
     # --- relax -------------------------------------------------------------------------------
     Deviation(
         id="relax-callback-locals-lost",
@@ -371,12 +386,179 @@ DEVIATIONS: tuple[Deviation, ...] = (
         ),
     ),
     Deviation(
+        id="frontend-fx-module-avgpool2d-count-include-pad-ignored",
+        area="frontend",
+        expected="nn.AvgPool2d(3, 2, 1, count_include_pad=False) inside a model (an fx call_module "
+        "node) imported with from_fx averages each window over its input elements only, as PyTorch "
+        "does.",
+        actual="from_fx's AvgPool2d module translator never reads count_include_pad: padded zeros "
+        "count in the divisor (the output is the module's with count_include_pad=True; 0.556 off "
+        "on a 4x4 of ones with AvgPool2d(3, 1, 1)). The functional form and both exported-program "
+        "paths are right (TVM 0.27).",
+        raises="tvm_conformance.observed.ArgumentReadAsDefault",
+        tests=(
+            "//python/tests/frontend:constructor_arguments_test_llvm :: "
+            "test_argument_is_translated[llvm-AvgPool2d-module-fx-count_include_pad=False]",
+            "//python/tests/frontend:constructor_arguments_test_cuda :: "
+            "test_argument_is_translated[cuda-AvgPool2d-module-fx-count_include_pad=False]",
+        ),
+    ),
+    Deviation(
+        id="frontend-avgpool2d-divisor-override-ignored",
+        area="frontend",
+        expected="AvgPool2d(..., divisor_override=2) and F.avg_pool2d(..., divisor_override=2) "
+        "divide each window's sum by 2, through every frontend.",
+        actual="Every path drops divisor_override: from_fx (module and functional), "
+        "from_exported_program decomposed and undecomposed all give the average with PyTorch's "
+        "default divisor (the output is the op's with divisor_override=None; TVM 0.27).",
+        raises="tvm_conformance.observed.ArgumentReadAsDefault",
+        tests=(
+            "//python/tests/frontend:constructor_arguments_test_llvm :: "
+            "test_argument_is_translated[llvm-AvgPool2d-*-divisor_override=2]",
+            "//python/tests/frontend:constructor_arguments_test_cuda :: "
+            "test_argument_is_translated[cuda-AvgPool2d-*-divisor_override=2]",
+        ),
+    ),
+    Deviation(
+        id="frontend-fx-module-hardtanh-bounds-ignored",
+        area="frontend",
+        expected="nn.Hardtanh(-2.0, 3.0) inside a model (an fx call_module node) imported with "
+        "from_fx clips to [-2, 3], as PyTorch does.",
+        actual="from_fx's hardtanh translator reads min_val and max_val from the node's keywords "
+        "only; a call_module node has none, so every Hardtanh module clips to (-1, 1), the "
+        "defaults (the output is Hardtanh()'s). F.hardtanh and the exported-program paths are "
+        "right (TVM 0.27).",
+        raises="tvm_conformance.observed.ArgumentReadAsDefault",
+        tests=(
+            "//python/tests/frontend:constructor_arguments_test_llvm :: "
+            "test_argument_is_translated[llvm-Hardtanh-module-fx-*]",
+            "//python/tests/frontend:constructor_arguments_test_cuda :: "
+            "test_argument_is_translated[cuda-Hardtanh-module-fx-*]",
+        ),
+    ),
+    Deviation(
+        id="frontend-fx-module-gelu-approximate-ignored",
+        area="frontend",
+        expected="nn.GELU(approximate='tanh') inside a model imported with from_fx computes the "
+        "tanh approximation, as PyTorch does.",
+        actual="from_fx's GELU module translator ignores approximate: the output is exact GELU's, "
+        "approximate='none' (TVM 0.27). F.gelu(x, approximate='tanh') and the exported-program "
+        "paths are right.",
+        raises="tvm_conformance.observed.ArgumentReadAsDefault",
+        tests=(
+            "//python/tests/frontend:constructor_arguments_test_llvm :: "
+            "test_argument_is_translated[llvm-GELU-module-fx-approximate=tanh]",
+            "//python/tests/frontend:constructor_arguments_test_cuda :: "
+            "test_argument_is_translated[cuda-GELU-module-fx-approximate=tanh]",
+        ),
+    ),
+    Deviation(
+        id="frontend-fx-module-conv2d-padding-mode-ignored",
+        area="frontend",
+        expected="nn.Conv2d(4, 6, 3, padding=1, padding_mode='reflect' or 'circular') inside a "
+        "model imported with from_fx pads the input that way before the convolution, as PyTorch "
+        "does.",
+        actual="from_fx's Conv2d module translator ignores padding_mode: the input is padded with "
+        "zeros (the output is the module's with padding_mode='zeros'; TVM 0.27). Both "
+        "exported-program paths are right (torch.export records the pad).",
+        raises="tvm_conformance.observed.ArgumentReadAsDefault",
+        tests=(
+            "//python/tests/frontend:constructor_arguments_test_llvm :: "
+            "test_argument_is_translated[llvm-Conv2d-module-fx-padding_mode=*]",
+            "//python/tests/frontend:constructor_arguments_test_cuda :: "
+            "test_argument_is_translated[cuda-Conv2d-module-fx-padding_mode=*]",
+        ),
+    ),
+    Deviation(
+        id="frontend-softmax-dtype-ignored",
+        area="frontend",
+        expected="F.softmax(x, dim, 3, torch.float64) and F.log_softmax(..., torch.float64) return "
+        "float64 results, as PyTorch does.",
+        actual="from_fx and the undecomposed exported-program path drop the dtype argument: the "
+        "output is float32, the call's without dtype (TVM 0.27). The decomposed path is right.",
+        raises="tvm_conformance.observed.ArgumentReadAsDefault",
+        tests=(
+            "//python/tests/frontend:constructor_arguments_test_llvm :: "
+            "test_argument_is_translated[llvm-*Softmax-functional-fx-functional:dtype=float64]",
+            "//python/tests/frontend:constructor_arguments_test_llvm :: "
+            "test_argument_is_translated[llvm-*Softmax-functional-exported_program_undecomposed-functional:dtype=float64]",
+            "//python/tests/frontend:constructor_arguments_test_cuda :: "
+            "test_argument_is_translated[cuda-*Softmax-functional-fx-functional:dtype=float64]",
+            "//python/tests/frontend:constructor_arguments_test_cuda :: "
+            "test_argument_is_translated[cuda-*Softmax-functional-exported_program_undecomposed-functional:dtype=float64]",
+        ),
+    ),
+    Deviation(
+        id="frontend-fx-module-layernorm-no-affine-typeerror",
+        area="frontend",
+        expected="nn.LayerNorm(8, elementwise_affine=False) inside a model imported with from_fx "
+        "normalizes without weight and bias, as PyTorch does.",
+        actual="The import fails: from_fx's LayerNorm module translator calls torch.ones_like on "
+        "the normalized_shape tuple, raising TypeError \"ones_like(): argument 'input' (position "
+        '1) must be Tensor, not tuple" (TVM 0.27).',
+        raises="tvm_conformance.observed.TranslatorFailed",
+        tests=(
+            "//python/tests/frontend:constructor_arguments_test_llvm :: "
+            "test_argument_is_translated[llvm-LayerNorm-module-fx-elementwise_affine=False]",
+            "//python/tests/frontend:constructor_arguments_test_cuda :: "
+            "test_argument_is_translated[cuda-LayerNorm-module-fx-elementwise_affine=False]",
+        ),
+    ),
+    Deviation(
+        id="frontend-layernorm-no-bias-keyerror",
+        area="frontend",
+        expected="nn.LayerNorm(8, bias=False), and LayerNorm without affine parameters through the "
+        "undecomposed exported-program path (aten.layer_norm with weight or bias None), import and "
+        "normalize as PyTorch does.",
+        actual="The import fails with KeyError: None: from_fx's LayerNorm module translator looks "
+        "the missing bias up among the parameters, and the undecomposed path's aten.layer_norm "
+        "translator looks up a None weight or bias (TVM 0.27).",
+        raises="tvm_conformance.observed.TranslatorFailed",
+        tests=(
+            "//python/tests/frontend:constructor_arguments_test_llvm :: "
+            "test_argument_is_translated[llvm-LayerNorm-module-fx-bias=False]",
+            "//python/tests/frontend:constructor_arguments_test_llvm :: "
+            "test_argument_is_translated[llvm-LayerNorm-*-exported_program_undecomposed-elementwise_affine=False]",
+            "//python/tests/frontend:constructor_arguments_test_llvm :: "
+            "test_argument_is_translated[llvm-LayerNorm-*-exported_program_undecomposed-bias=False]",
+            "//python/tests/frontend:constructor_arguments_test_cuda :: "
+            "test_argument_is_translated[cuda-LayerNorm-module-fx-bias=False]",
+            "//python/tests/frontend:constructor_arguments_test_cuda :: "
+            "test_argument_is_translated[cuda-LayerNorm-*-exported_program_undecomposed-elementwise_affine=False]",
+            "//python/tests/frontend:constructor_arguments_test_cuda :: "
+            "test_argument_is_translated[cuda-LayerNorm-*-exported_program_undecomposed-bias=False]",
+        ),
+    ),
+    Deviation(
+        id="frontend-conv2d-padding-same-fails",
+        area="frontend",
+        expected="nn.Conv2d(..., padding='same') and F.conv2d(..., padding='same') import through "
+        "every frontend, as torch.export's decomposed path shows they can.",
+        actual="from_fx passes the string 'same' on to relax.op.nn.conv2d (TypeError \"Mismatched "
+        'type on argument #3 ... Expected `Array<int>` but got `ffi.SmallStr`"), and the '
+        'undecomposed path has no translator for aten.conv2d.padding (AssertionError "Unsupported '
+        "function types ['conv2d.padding']\"; TVM 0.27).",
+        raises="tvm_conformance.observed.TranslatorFailed",
+        tests=(
+            "//python/tests/frontend:constructor_arguments_test_llvm :: "
+            "test_argument_is_translated[llvm-Conv2d-*-fx-padding=same]",
+            "//python/tests/frontend:constructor_arguments_test_llvm :: "
+            "test_argument_is_translated[llvm-Conv2d-*-exported_program_undecomposed-padding=same]",
+            "//python/tests/frontend:constructor_arguments_test_cuda :: "
+            "test_argument_is_translated[cuda-Conv2d-*-fx-padding=same]",
+            "//python/tests/frontend:constructor_arguments_test_cuda :: "
+            "test_argument_is_translated[cuda-Conv2d-*-exported_program_undecomposed-padding=same]",
+        ),
+    ),
+    Deviation(
         id="frontend-fx-functional-keywords-ignored",
         area="frontend",
         expected="from_fx reads a functional op's arguments whether fx recorded them by "
         "position or by keyword, as PyTorch does: F.conv2d(x, w, b, stride=2, padding=1), "
         "F.conv2d(x, w, bias=b), F.linear(x, w, bias=b), F.layer_norm(x, shape, w, b) and "
-        "F.layer_norm(x, shape, eps=0.1), F.max_pool2d(x, 3, 2, 1) match PyTorch (seed 003).",
+        "F.layer_norm(x, shape, eps=0.1), F.max_pool2d(x, 3, 2, 1) match PyTorch (seed 003), "
+        "and so does every argument of F.layer_norm and F.max_pool2d in constructor_arguments_test "
+        "(F.max_pool2d(x, 3, 2, 1, 1, True): ceil_mode gives 4x4 from 6x6).",
         actual="TVM 0.27's (and 0.26's) from_fx reads these ops' arguments from node.args only, so "
         "every argument fx recorded as a keyword is dropped silently: the output is the "
         "call's without them (stride 1 and padding 0, no bias, unit weight and zero bias, eps"
@@ -409,6 +591,26 @@ DEVIATIONS: tuple[Deviation, ...] = (
             "test_functional_arguments_are_read[cuda-layer_norm_eps]",
             "//python/tests/frontend:functional_keywords_test_cuda :: "
             "test_functional_arguments_are_read[cuda-max_pool2d_stride_padding]",
+            "//python/tests/frontend:constructor_arguments_test_llvm :: "
+            "test_argument_is_translated[llvm-LayerNorm-functional-fx-base]",
+            "//python/tests/frontend:constructor_arguments_test_llvm :: "
+            "test_argument_is_translated[llvm-LayerNorm-functional-fx-normalized_shape=*]",
+            "//python/tests/frontend:constructor_arguments_test_llvm :: "
+            "test_argument_is_translated[llvm-LayerNorm-functional-fx-eps=*]",
+            "//python/tests/frontend:constructor_arguments_test_llvm :: "
+            "test_argument_is_translated[llvm-LayerNorm-functional-fx-bias=False]",
+            "//python/tests/frontend:constructor_arguments_test_llvm :: "
+            "test_argument_is_translated[llvm-MaxPool2d-functional-fx-*]",
+            "//python/tests/frontend:constructor_arguments_test_cuda :: "
+            "test_argument_is_translated[cuda-LayerNorm-functional-fx-base]",
+            "//python/tests/frontend:constructor_arguments_test_cuda :: "
+            "test_argument_is_translated[cuda-LayerNorm-functional-fx-normalized_shape=*]",
+            "//python/tests/frontend:constructor_arguments_test_cuda :: "
+            "test_argument_is_translated[cuda-LayerNorm-functional-fx-eps=*]",
+            "//python/tests/frontend:constructor_arguments_test_cuda :: "
+            "test_argument_is_translated[cuda-LayerNorm-functional-fx-bias=False]",
+            "//python/tests/frontend:constructor_arguments_test_cuda :: "
+            "test_argument_is_translated[cuda-MaxPool2d-functional-fx-*]",
         ),
     ),
     # --- lanes (version-specific) ------------------------------------------------------------
@@ -455,6 +657,23 @@ DEVIATIONS: tuple[Deviation, ...] = (
         ),
         lanes="tvm_prev",
         tvm_ffi="<0.1.14",
+    ),
+    Deviation(
+        id="frontend-mean-dtype-ignored",
+        area="lanes",
+        expected="torch.mean(x, 1, False, dtype=torch.float64) returns a float64 mean, as PyTorch "
+        "does and TVM 0.27 does through every frontend.",
+        actual="TVM 0.26.0 drops the dtype argument through from_fx and both exported-program "
+        "paths: the output is float32, the mean without dtype.",
+        raises="tvm_conformance.observed.ArgumentReadAsDefault",
+        tests=(
+            "//python/tests/frontend:constructor_arguments_test_llvm :: "
+            "test_argument_is_translated[llvm-mean-functional-*-functional:dtype=float64]",
+            "//python/tests/frontend:constructor_arguments_test_cuda :: "
+            "test_argument_is_translated[cuda-mean-functional-*-functional:dtype=float64]",
+        ),
+        lanes="tvm_prev",
+        tvm="<0.27",
     ),
     # --- robustness (crashers, exception fidelity) --------------------------------------------
     Deviation(

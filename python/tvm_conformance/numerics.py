@@ -320,8 +320,11 @@ class _Float64Computation:
         with _float64_default():
             # Traced without gradients (ATen refuses them for a batch norm's running statistics),
             # then run op by op on the leaves: the decomposed ops are all differentiable.
+            # Traced on copies: an in-place op (LeakyReLU(inplace=True)) would otherwise apply
+            # itself to the leaves before the recorded run, which then applies it again.
             graph = make_fx(self._call, decomposition_table=_decompositions())(
-                {k: v.detach() for k, v in state.items()}, *[t.detach() for t in inputs]
+                {k: v.detach().clone() for k, v in state.items()},
+                *[t.detach().clone() for t in inputs],
             )
             recorder = _Recorder(graph)
             # Non-leaf copies go in: a train-mode batch norm updates its running statistics in
@@ -379,7 +382,8 @@ def references(fn: Callable[..., Any], inputs: Sequence[Any]) -> list[Reference]
         # The dtypes the checked implementation must produce: the computation's own (a copy
         # runs it: a train-mode module updates its running statistics).
         own = copy.deepcopy(fn) if isinstance(fn, torch.nn.Module) else fn
-        own_dtypes = [t.dtype for t in _flatten(own(*[_as_tensor(x) for x in inputs]))]
+        # On copies: an in-place op must not change the caller's inputs.
+        own_dtypes = [t.dtype for t in _flatten(own(*[_as_tensor(x).clone() for x in inputs]))]
     results = computation.run_with_magnitudes()
     refs = []
     alternatives: list[list[torch.Tensor]] | None = None

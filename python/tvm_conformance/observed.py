@@ -50,6 +50,21 @@ class KeywordArgumentsIgnored(DeviationObserved):
     call's output without them."""
 
 
+class ArgumentReadAsDefault(DeviationObserved):
+    """An importer translated an op as if some of its arguments were at PyTorch's defaults:
+    the output is exactly the op's with those arguments at their defaults."""
+
+
+class TranslatorFailed(DeviationObserved):
+    """A valid model failed to import with the recorded Python error raised inside the
+    importer's translator (a loud failure, not a wrong result)."""
+
+
+class NumpyScalarRefused(DeviationObserved):
+    """A numpy scalar that stands for a Python bool, int or float was refused where the Python
+    value is taken, with the recorded error naming ``ffi.OpaquePyObject``."""
+
+
 class LoaderNotRegistered(DeviationObserved):
     """A module loader the runtime ships is not registered until the process loads it."""
 
