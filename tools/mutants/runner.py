@@ -338,7 +338,9 @@ def main(argv: list[str] | None = None) -> int:  # noqa: PLR0912, PLR0915
             print("mutants: --merge needs --record FILE", file=sys.stderr)
             return 2
         for path in args.merge:
-            with open(path, encoding="utf-8") as stream:
+            # Under `bazel run` the working directory is the runfiles tree: a relative path
+            # names a file of the workspace, as --record's does.
+            with open(os.path.join(ROOT, path), encoding="utf-8") as stream:
                 data = json.load(stream)
             meta = {k: v for k, v in data.items() if k != "results"}
             record(os.path.join(ROOT, args.record), entries_of(data.get("results")), meta)
@@ -346,7 +348,7 @@ def main(argv: list[str] | None = None) -> int:  # noqa: PLR0912, PLR0915
     if args.table:
         merged: dict[str, dict] = {}
         for path in args.table:
-            with open(path, encoding="utf-8") as stream:
+            with open(os.path.join(ROOT, path), encoding="utf-8") as stream:
                 data = json.load(stream)
             merged.update({e["id"]: e for e in entries_of(data.get("results"))})
         print(table(list(merged.values()), catalogue))
