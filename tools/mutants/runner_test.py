@@ -164,7 +164,7 @@ def test_merge_reads_a_dict_shaped_results_file(tmp_path: Path, monkeypatch) -> 
     assert merged["a"]["outcome"] == "killed" and merged["a"]["kit_commit"] == "ccc"
 
 
-def test_merge_and_table_read_relative_paths_from_the_workspace(tmp_path: Path, monkeypatch) -> None:
+def test_merge_and_table_read_paths_from_the_workspace(tmp_path: Path, monkeypatch) -> None:
     # `bazel run` starts the runner in its runfiles tree, not in the workspace.
     runs = tmp_path / "mutation-runs" / "r"
     runs.mkdir(parents=True)
