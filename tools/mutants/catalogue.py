@@ -12,12 +12,15 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import re
 from dataclasses import dataclass, field
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 CATALOGUE = os.path.join(HERE, "catalogue.json")
 WHEELS = ("apache-tvm", "apache-tvm-ffi")
 KINDS = ("plain", "subtle")
+# A row as the catalogue names it: a case of a conformance row (docs/conformance.md).
+ROW = re.compile(r"//[\w/.-]*:[\w.-]+ :: \S.*")
 
 
 class CatalogueError(ValueError):
@@ -110,6 +113,51 @@ def check(catalogue: Catalogue) -> list[str]:
             problems.append(f"{where}: the edit changes nothing")
         if not mutant.breaks.strip():
             problems.append(f"{where}: says nothing about the behaviour it breaks")
+        # Every entry, equivalent ones too, says which rows state the behaviour it breaks: the
+        # rows are what a kill is checked against (kills_outside_rows) and what --scope rows runs.
+        if not mutant.rows:
+            problems.append(f"{where}: names no rows of docs/conformance.md")
+        bad = [row for row in mutant.rows if not ROW.fullmatch(row)]
+        if bad:
+            problems.append(f"{where}: rows not written `//package:target :: case`: {bad}")
+    return problems
+
+
+def target_of_kill(kill: str) -> str:
+    """The test target (`//package:target`) a recorded kill names: `//p:t :: case`, or the
+    runner's `crashed (reproduced alone): //p:t`; "" when it names none."""
+    start = kill.find("//")
+    return kill[start:].split(" :: ")[0].strip() if start >= 0 else ""
+
+
+def kills_outside_rows(catalogue: Catalogue, recorded: dict) -> list[str]:
+    """Problems of a results file (docs/mutation_results.json's shape: `results` a list of
+    entries or a dict of them by id) against the catalogue's rows: a kill that names no
+    target of its mutant's rows (the rows miss the test that caught it, or the kill was
+    incidental and the rows' own tests were never seen failing), a kill that names no test,
+    a result of a mutant the catalogue does not have."""
+    entries = recorded.get("results") or {}
+    if isinstance(entries, dict):
+        entries = list(entries.values())
+    known = {m.id: m for m in catalogue.mutants}
+    problems: list[str] = []
+    for result in entries:
+        mutant = known.get(result.get("id", ""))
+        if mutant is None:
+            problems.append(f"result {result.get('id')!r}: no such mutant in the catalogue")
+            continue
+        if result.get("outcome") != "killed":
+            continue
+        rows = set(catalogue.row_targets_of(mutant))
+        killers = sorted({target_of_kill(k) for k in result.get("killed_by") or []} - {""})
+        if not killers:
+            problems.append(f"result {mutant.id!r}: killed, but names no test that killed it")
+        elif not rows.intersection(killers):
+            problems.append(
+                f"result {mutant.id!r}: killed by {', '.join(killers)}, none of its rows' "
+                f"targets ({', '.join(sorted(rows)) or 'no rows'}): correct the rows or "
+                "rerun it with --scope rows"
+            )
     return problems
 
 

@@ -11,7 +11,9 @@ from __future__ import annotations
 
 import importlib.metadata
 import importlib.util
+import json
 import os
+from collections.abc import Callable
 from pathlib import Path
 
 import catalogue
@@ -41,6 +43,79 @@ def test_rows_are_rows_of_the_conformance_map() -> None:
     text = Path(runfiles.rlocation("docs/conformance.md")).read_text()
     missing = [(m.id, row) for m in CATALOGUE.mutants for row in m.rows if row not in text]
     assert not missing
+
+
+def test_every_entry_names_rows() -> None:
+    assert [m.id for m in CATALOGUE.mutants if not m.rows] == []
+
+
+def test_an_entry_without_rows_is_refused(tmp_path: Path) -> None:
+    path = tmp_path / "catalogue.json"
+    data = json.loads(Path(catalogue.CATALOGUE).read_text())
+    data["mutants"][0]["rows"] = []
+    data["mutants"][1]["rows"] = ["container_test test_a"]
+    path.write_text(json.dumps(data))
+    with pytest.raises(catalogue.CatalogueError) as info:
+        catalogue.load(os.fspath(path))
+    first, second = data["mutants"][0]["id"], data["mutants"][1]["id"]
+    assert f"mutant {first!r}: names no rows of docs/conformance.md" in str(info.value)
+    assert f"mutant {second!r}: rows not written `//package:target :: case`" in str(info.value)
+
+
+def test_every_recorded_kill_names_a_target_of_its_rows() -> None:
+    recorded = json.loads(Path(runfiles.rlocation("docs/mutation_results.json")).read_text())
+    assert catalogue.kills_outside_rows(CATALOGUE, recorded) == []
+
+
+def _kill(mutant_id: str, *killed_by: str) -> dict:
+    return {"id": mutant_id, "outcome": "killed", "killed_by": list(killed_by)}
+
+
+ROWS_CATALOGUE = catalogue.Catalogue(
+    "default",
+    {},
+    {"ffi": {"targets": ["//p/..."]}},
+    (
+        catalogue.Mutant(
+            "m", "ffi", "apache-tvm", "x.py", "a", "b", "c",
+            rows=("//p:rows_test :: test_a", "//p:other_rows_test :: Suite.Case"),
+        ),
+    ),
+)  # fmt: skip
+
+
+@pytest.mark.parametrize("shape", [list, lambda rs: {r["id"]: r for r in rs}], ids=["list", "dict"])
+def test_a_kill_outside_the_rows_is_a_problem(shape: Callable[[list[dict]], object]) -> None:
+    planted = [
+        _kill("m", "//p:incidental_test :: test_x", "//p:another_test :: test_y"),
+        {"id": "gone", "outcome": "killed", "killed_by": ["//p:rows_test :: test_a"]},
+    ]
+    problems = catalogue.kills_outside_rows(ROWS_CATALOGUE, {"results": shape(planted)})
+    assert problems == [
+        "result 'm': killed by //p:another_test, //p:incidental_test, none of its rows' targets "
+        "(//p:other_rows_test, //p:rows_test): correct the rows or rerun it with --scope rows",
+        "result 'gone': no such mutant in the catalogue",
+    ]
+
+
+def test_a_kill_naming_no_test_is_a_problem() -> None:
+    for killed_by in ([], ["?"]):
+        recorded = {"results": [{"id": "m", "outcome": "killed", "killed_by": killed_by}]}
+        assert catalogue.kills_outside_rows(ROWS_CATALOGUE, recorded) == [
+            "result 'm': killed, but names no test that killed it"
+        ]
+
+
+def test_a_kill_by_any_target_of_the_rows_is_inside() -> None:
+    for killed_by in (
+        ["//p:incidental_test :: test_x", "//p:rows_test :: test_other_case[1]"],
+        ["//p:other_rows_test :: Case"],
+        ["crashed (reproduced alone): //p:rows_test"],
+    ):
+        recorded = {"results": [_kill("m", *killed_by)]}
+        assert catalogue.kills_outside_rows(ROWS_CATALOGUE, recorded) == [], killed_by
+    survivors = {"results": [{"id": "m", "outcome": "survived"}, {"id": "m", "outcome": "x"}]}
+    assert catalogue.kills_outside_rows(ROWS_CATALOGUE, survivors) == []
 
 
 def test_check_finds_duplicate_ids_and_empty_edits() -> None:

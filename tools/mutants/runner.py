@@ -31,8 +31,10 @@ alone reproduces it; else it stays inconclusive. Each result records the kit com
 scope, baseline and the digest of its catalogue entry, so the report marks stale ones. Results go to
 mutation-runs/<UTC start>/results.json (and one log per mutant); --record merges them into a
 results file the report's strength section reads (docs/mutation_results.json).
-Exit status: 0 when every mutant run was killed (or equivalent) and the baseline passed, 1
-otherwise, 2 on bad input.
+Every entry names rows, and a kill must name a target of its mutant's rows (under --scope
+area, fail-fast may stop at another target: rerun it with --scope rows, or correct the rows).
+Exit status: 0 when every mutant run was killed inside its rows (or equivalent) and the
+baseline passed, 1 otherwise, 2 on bad input.
 """
 
 from __future__ import annotations
@@ -336,7 +338,9 @@ def main(argv: list[str] | None = None) -> int:  # noqa: PLR0912, PLR0915
             print("mutants: --merge needs --record FILE", file=sys.stderr)
             return 2
         for path in args.merge:
-            with open(path, encoding="utf-8") as stream:
+            # Under `bazel run` the working directory is the runfiles tree: a relative path
+            # names a file of the workspace, as --record's does.
+            with open(os.path.join(ROOT, path), encoding="utf-8") as stream:
                 data = json.load(stream)
             meta = {k: v for k, v in data.items() if k != "results"}
             record(os.path.join(ROOT, args.record), entries_of(data.get("results")), meta)
@@ -344,7 +348,7 @@ def main(argv: list[str] | None = None) -> int:  # noqa: PLR0912, PLR0915
     if args.table:
         merged: dict[str, dict] = {}
         for path in args.table:
-            with open(path, encoding="utf-8") as stream:
+            with open(os.path.join(ROOT, path), encoding="utf-8") as stream:
                 data = json.load(stream)
             merged.update({e["id"]: e for e in entries_of(data.get("results"))})
         print(table(list(merged.values()), catalogue))
@@ -469,6 +473,12 @@ def main(argv: list[str] | None = None) -> int:  # noqa: PLR0912, PLR0915
         # The wheel is 100 MB and reproducible from the catalogue: keep its sha256 only.
         os.remove(wheel)
     _write(out, meta, records)
+    # A kill is checked against the mutant's rows (catalogue_test checks the recorded ones):
+    # a kill outside them, e.g. by whichever target failed first under --scope area, leaves
+    # the rows unproven.
+    for problem in catalogue_lib.kills_outside_rows(catalogue, {"results": records}):
+        print(f"mutants: {problem}", flush=True)
+        status = 1
     if args.record:
         record(os.path.join(ROOT, args.record), records, meta)
     print(table(records, catalogue))

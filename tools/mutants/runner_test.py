@@ -162,3 +162,19 @@ def test_merge_reads_a_dict_shaped_results_file(tmp_path: Path, monkeypatch) -> 
     assert runner.main(["--merge", str(shaped), "--record", "merged.json"]) == 0
     merged = json.loads((tmp_path / "merged.json").read_text())["results"]
     assert merged["a"]["outcome"] == "killed" and merged["a"]["kit_commit"] == "ccc"
+
+
+def test_merge_and_table_read_paths_from_the_workspace(tmp_path: Path, monkeypatch) -> None:
+    # `bazel run` starts the runner in its runfiles tree, not in the workspace.
+    runs = tmp_path / "mutation-runs" / "r"
+    runs.mkdir(parents=True)
+    (runs / "results.json").write_text(
+        json.dumps({"kit_commit": "ddd", "results": [{"id": "a", "outcome": "killed",
+                                                      "area": "ffi", "seconds": 1.0}]})
+    )  # fmt: skip
+    monkeypatch.setattr(runner, "ROOT", str(tmp_path))
+    monkeypatch.chdir(tmp_path / "mutation-runs")
+    relative = "mutation-runs/r/results.json"
+    assert runner.main(["--merge", relative, "--record", "merged.json"]) == 0
+    assert json.loads((tmp_path / "merged.json").read_text())["results"]["a"]["kit_commit"] == "ddd"
+    assert runner.main(["--table", relative]) == 0

@@ -41,15 +41,40 @@ def kit_commit(workspace: str) -> str | None:
     return out.stdout.strip() or None
 
 
-def stale_reason(result: dict, entry: dict, commit: str | None) -> str:
+def same_kit(workspace: str, commits: set[str], head: str | None) -> set[str]:
+    """Those of `commits` whose tree is HEAD's but for the results file: recording results
+    (and merging the branch that recorded them unchanged) makes a new commit of the same
+    kit, which must not turn them stale. A commit git does not know is not the same kit."""
+    same = set()
+    for made in commits:
+        if not made or made == head or "+" in made or not head:
+            continue
+        try:
+            status = subprocess.run(
+                ["git", "diff", "--quiet", made, head, "--", ".", f":!{RESULTS}"],
+                cwd=workspace,
+                capture_output=True,
+                check=False,
+            ).returncode
+        except OSError:
+            continue
+        if status == 0:
+            same.add(made)
+    return same
+
+
+def stale_reason(
+    result: dict, entry: dict, commit: str | None, same: set[str] | frozenset[str] = frozenset()
+) -> str:
     """Why a recorded result no longer speaks for the kit: its catalogue entry was edited since,
-    or it was made by another kit commit (or an edited tree); "" when it is current."""
+    or it was made by another kit (a commit whose tree differs from `commit`'s other than in
+    the results file: `same` lists the ones that do not), or an edited tree; "" when current."""
     if result.get("entry_digest") != entry_digest(entry):
         return "catalogue entry edited since" if result.get("entry_digest") else "no entry digest"
     made = result.get("kit_commit")
     if not made:
         return "no kit commit"
-    if commit and made != commit:
+    if commit and made != commit and made not in same:
         return f"kit {str(made)[:12]}, not {commit[:12]}"
     return ""
 
@@ -64,12 +89,25 @@ def load(workspace: str) -> dict | None:
         catalogue = json.load(stream)
     with open(results_path, encoding="utf-8") as stream:
         recorded = json.load(stream)
-    return build(catalogue, recorded, kit_commit(workspace))
+    head = kit_commit(workspace)
+    entries = recorded.get("results", {})
+    made = {
+        str(r.get("kit_commit"))
+        for r in (entries.values() if isinstance(entries, dict) else entries)
+        if r.get("kit_commit")
+    }
+    return build(catalogue, recorded, head, same_kit(workspace, made, head))
 
 
-def build(catalogue: dict, recorded: dict, commit: str | None = None) -> dict:
+def build(
+    catalogue: dict,
+    recorded: dict,
+    commit: str | None = None,
+    same: set[str] | frozenset[str] = frozenset(),
+) -> dict:
     """The section from the catalogue and a results file (plain data in, plain data out);
-    `commit` is the kit's: results of another commit are marked stale."""
+    `commit` is the kit's: results of another commit are marked stale, unless `same` lists
+    that commit (same_kit: its tree differs from `commit`'s only in the results file)."""
     mutants = {m["id"]: m for m in catalogue["mutants"]}
     entries = recorded.get("results", {})
     if isinstance(entries, list):
@@ -113,7 +151,9 @@ def build(catalogue: dict, recorded: dict, commit: str | None = None) -> dict:
     killed = sum(a["killed"] for a in areas)
     # Every mutant run counts, inconclusive ones too: they are not kills.
     scored = sum(a["run"] for a in areas)
-    stale = {i: why for i, r in results.items() if (why := stale_reason(r, mutants[i], commit))}
+    stale = {
+        i: why for i, r in results.items() if (why := stale_reason(r, mutants[i], commit, same))
+    }
     unbaselined = sorted(
         i
         for i, r in results.items()

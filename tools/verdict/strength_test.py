@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 
 import strength
@@ -123,6 +124,45 @@ def test_results_of_another_commit_or_an_edited_entry_are_stale() -> None:
     assert "| `a` | catalogue entry edited since |" in "\n".join(strength.markdown_lines(section))
     edited_tree = strength.build(CATALOGUE, _with("b", kit_commit=COMMIT + "+edits"), COMMIT)
     assert list(edited_tree["stale"]) == ["b"]
+    # A later commit of the same kit (only the results file differs) keeps them current.
+    later = "e" * 40
+    assert strength.build(CATALOGUE, RESULTS, later, {COMMIT})["stale"] == {}
+    assert sorted(strength.build(CATALOGUE, RESULTS, later, {"d" * 40})["stale"]) == [
+        "a", "b", "c", "d"
+    ]  # fmt: skip
+
+
+def _git(repo: Path, *args: str) -> str:
+    import subprocess
+
+    done = subprocess.run(
+        ["git", "-c", "user.name=t", "-c", "user.email=t@t", *args],
+        cwd=repo,
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    return done.stdout.strip()
+
+
+def test_only_a_commit_that_changed_nothing_but_the_results_is_the_same_kit(tmp_path: Path) -> None:
+    _git(tmp_path, "init", "-q")
+    (tmp_path / "docs").mkdir()
+    (tmp_path / "kit.py").write_text("kit = 1\n")
+    (tmp_path / strength.RESULTS).write_text("{}\n")
+    _git(tmp_path, "add", "-A")
+    _git(tmp_path, "commit", "-qm", "kit")
+    ran = _git(tmp_path, "rev-parse", "HEAD")
+    (tmp_path / strength.RESULTS).write_text('{"results": {}}\n')
+    _git(tmp_path, "commit", "-qam", "results recorded")
+    recorded = _git(tmp_path, "rev-parse", "HEAD")
+    assert strength.same_kit(os.fspath(tmp_path), {ran, "0" * 40, ran + "+edits"}, recorded) == {
+        ran
+    }
+    (tmp_path / "kit.py").write_text("kit = 2\n")
+    _git(tmp_path, "commit", "-qam", "the kit changed")
+    changed = _git(tmp_path, "rev-parse", "HEAD")
+    assert strength.same_kit(os.fspath(tmp_path), {ran, recorded}, changed) == set()
 
 
 def test_the_digest_is_the_catalogues() -> None:
