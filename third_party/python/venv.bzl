@@ -129,6 +129,7 @@ def _python_venv_base_impl(rctx):
         # In place of the lane's lock, as the fallback below: the record, the run's identity
         # and the report's column title name the index's torch that came with it.
         instead_of = str(rctx.attr.lock)
+
         # Said once, before the download (see the fallback below).
         rctx.execute(["echo", ("python_venv (lane %s): Python %s installs %s, the lane's lock for it " +
                                "(the index's torch with its CUDA libraries, %s to download once, " +

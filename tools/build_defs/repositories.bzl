@@ -85,6 +85,7 @@ def tvm_conformance_dependencies():
 
             # A CPU lock whose CPU-only torch pip cannot find falls back to the GPU lock.
             fallback = {} if gpu else {"fallback_lock": lane_lock(lane, True)}
+
             # On a CPython whose own lock it has (3.10), the lane installs that instead.
             _maybe(python_venv_base, name + "_base", lane = lane, lock = lock, python_locks = lane_python_locks(lane), **fallback)
             _maybe(python_venv, name, base = "@%s_base//:pip_report.json" % name, lane = lane, lock = lock)
