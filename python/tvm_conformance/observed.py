@@ -78,6 +78,11 @@ class TensorCopyUnchecked(DeviationObserved):
     neither refused nor converted: the bytes were copied as they are."""
 
 
+class LargeUintAsCall(DeviationObserved):
+    """A uint64 constant beyond int64's range came back as a ``tirx.large_uint_imm(low, high)``
+    call of its exact 32-bit halves, not as an integer constant with its value."""
+
+
 class BoolReductionRefused(DeviationObserved):
     """A max / min reduction of a boolean tensor was refused while building (no identity value
     for bool), where numpy reduces it to a bool."""

@@ -68,7 +68,12 @@ def test_const_of_a_python_scalar_takes_tvm_default_type(value: object, dtype: s
     "value",
     [
         pytest.param(np.bool_(True), marks=deviations.xfail("ffi-const-numpy-bool-refused")),
-        *NUMPY_SCALARS,
+        *[
+            pytest.param(v, marks=deviations.xfail("ffi-const-large-uint64-as-call"))
+            if v.dtype == np.uint64
+            else v
+            for v in NUMPY_SCALARS
+        ],
     ],
     ids=lambda v: type(v).__name__,
 )
@@ -79,6 +84,12 @@ def test_const_of_a_numpy_scalar_keeps_its_dtype_and_value(value: np.generic) ->
     ):
         const = tvm.runtime.const(value)
     assert _dtype(const) == str(value.dtype)
+    op = getattr(getattr(const, "op", None), "name", "")
+    if op == "tirx.large_uint_imm":
+        # The recorded TVM 0.26 form: (low, high) 32-bit halves that make exactly this value.
+        low, high = (int(arg.value) for arg in const.args)
+        assert (high << 32) | low == value.item(), str(const)
+        raise observed.LargeUintAsCall(f"{value!r} came back as {const}")
     assert const.value == value.item()
 
 
