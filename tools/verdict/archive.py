@@ -22,6 +22,7 @@ import time
 from typing import Any
 
 import results
+import run_identity
 from results import ARCHIVE_EVENTS, ARCHIVE_META, archived_outputs, archived_xml
 
 
@@ -136,7 +137,7 @@ def cuda_suite(bazel: str, workspace: str) -> dict[str, Any]:
 
 # What `bazel test //...` runs under a run's own flags: every test of the workspace less the
 # `manual` ones and those incompatible with the configuration (a `_cuda` variant without
-# --config=cuda). A run that ran fewer is partial (results.Run.partial), whatever option made
+# --config=cuda). A run that ran fewer is partial (run_identity.partial), whatever option made
 # it so. Measured on 2 shared cores right after a run with the same flags: about 1-2 s (the
 # analysis is cached); after a change of flags the first one re-analyses.
 SUITE_QUERY = 'tests(//...) except attr(tags, "\\bmanual\\b", //...)'
@@ -214,9 +215,11 @@ def archive_run(
     header never comes from a test result (which a cache could bring from another machine).
     """
     events = results.read_events(bep)
-    flags = results.config_flags(results.command_options(events))
-    lane = results.lane_of(flags)
-    record_path = venv_record or venv_record_path(events, lane, results.flag_on(flags, "gpu_torch"))
+    flags = run_identity.config_flags(results.command_options(events))
+    lane = run_identity.lane_of(flags)
+    record_path = venv_record or venv_record_path(
+        events, lane, run_identity.flag_on(flags, "gpu_torch")
+    )
     record: dict[str, Any] = {}
     if record_path:
         try:
@@ -260,9 +263,9 @@ def archive_run(
         "wall_s": round(end - start, 3),
         "lane": lane,
         "flags": flags,
-        "config": results.config_name(flags),
-        "cuda": results.flag_on(flags, "cuda"),
-        "cuda_gpu": results.flag_on(flags, "require_gpu"),
+        "config": run_identity.config_name(flags),
+        "cuda": run_identity.flag_on(flags, "cuda"),
+        "cuda_gpu": run_identity.flag_on(flags, "require_gpu"),
         "identity": identity_of(record, lane) if record else {"lane": lane},
         "venv_record": record,
         "machine": machine_facts(),
@@ -272,7 +275,7 @@ def archive_run(
     if gpu_suite is not None:
         meta["gpu_suite"] = gpu_suite
     if suite is not None:
-        meta[results.SUITE_KEY] = suite
+        meta[run_identity.SUITE_KEY] = suite
     with open(os.path.join(dest, ARCHIVE_META), "w", encoding="utf-8") as stream:
         json.dump(meta, stream, indent=1, sort_keys=True)
         stream.write("\n")
@@ -294,8 +297,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("bazel_args", nargs="*")
     args = parser.parse_args(argv)
     gpu_suite = None
-    flags = results.config_flags(results.command_options(results.read_events(args.bep)))
-    if results.flag_on(flags, "require_gpu"):
+    flags = run_identity.config_flags(results.command_options(results.read_events(args.bep)))
+    if run_identity.flag_on(flags, "require_gpu"):
         workspace = os.path.dirname(os.path.abspath(args.root))
         gpu_suite = (
             cuda_suite(args.bazel, workspace)

@@ -16,10 +16,11 @@ import archive
 import fake_runs
 import pytest
 import results
+import run_identity
 import skip_report
 import verdict
 
-from tvm_conformance import deviation_registry
+from tvm_conformance import deviation_registry, pep440
 
 LABEL = "//pkg:x_test"
 # The tools a stand-in PATH without python3 still needs (bazelw and the fake Bazel).
@@ -44,9 +45,11 @@ def kit(tmp_path: Path) -> Path:
     shutil.copy(_bazelw(), root / "bazelw")
     (root / ".bazelversion").write_text("4.2.3\n")
     (root / "WORKSPACE").write_text("")
-    for module in (archive, results, verdict, skip_report):
+    for module in (archive, results, run_identity, verdict, skip_report):
         shutil.copy(module.__file__, root / "tools" / "verdict")
-    shutil.copy(deviation_registry.__file__, root / "python" / "tvm_conformance")
+    # The registry and what it imports (//python/tvm_conformance:deviation_registry's srcs).
+    for module in (deviation_registry, pep440):
+        shutil.copy(module.__file__, root / "python" / "tvm_conformance")
     (root / "python" / "tvm_conformance" / "__init__.py").write_text("")
     junit = fake_runs.junit([fake_runs.case_xml("test_a")])
     bep = fake_runs.write_bep(tmp_path / "fake", {LABEL: junit})

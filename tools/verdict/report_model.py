@@ -111,7 +111,7 @@ def _run_outcome(
     suffix = verdict.variant_suffix(label)
     default_target = suffix if suffix in verdict.TARGET_SUFFIXES else "any"
     if case is None:
-        detail = f"target {target.status}" if target.status != verdict.PASSING_STATUS else ""
+        detail = "" if verdict.status_passed(target.status) else f"target {target.status}"
         return Outcome(test, default_target, "any", "failed", detail or "case not reported")
     where = (
         case.properties.get("tvm_target") or default_target,

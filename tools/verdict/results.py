@@ -1,9 +1,11 @@
 #!/usr/bin/env python3
 """Read the results of one `bazel test` invocation: its build events and the JUnit XML they name.
 
-The one reader behind the verdict (verdict.py), the console summary (skip_report.py), the
-conformance check (conformance_check.py) and the report (report.py). Standard library only, so
-any python3 runs it.
+Its one job is reading: a run becomes a Run of TargetResults of Cases. The one reader behind the
+verdict (verdict.py), the console summary (skip_report.py), the conformance check
+(conformance_check.py) and the report (report.py). What a run's identity is and whether it is
+partial is run_identity.py's policy (Run delegates to it); judging a run is verdict.py's.
+Standard library only, so any python3 runs it.
 
 A run is either a build event JSON file (`bazel test --build_event_json_file=FILE`) or a run
 archive: a directory that `./bazelw test` writes under `conformance-runs/` (archive.py) with
@@ -32,22 +34,15 @@ import xml.etree.ElementTree as ET
 import zipfile
 from dataclasses import asdict, dataclass, field
 
+import run_identity
+
 # pytest writes "Skipped: <reason>" or "<file>:<line>: <reason>" in some versions.
 _REASON_PREFIX = re.compile(r"^(Skipped: |\S+:\d+: )")
 # tvm_conformance.deviations.REASON_PATTERN (kept in step by results_test.py).
 DEVIATION_PATTERN = re.compile(r"deviation (?P<id>[a-z0-9][a-z0-9-]*):")
 # pytest's message for a strict xfail that passed.
 XPASS_STRICT = "[XPASS(strict)]"
-# Build settings the lanes and configs are made of (`--//tools/config:<name>=<value>`; from a
-# workspace using the kit, `--@tvm_conformance//tools/config:...`).
-_CONFIG_FLAG = re.compile(
-    r"^--(?P<no>no)?(@(tvm_conformance)?)?//tools/config:(?P<name>[A-Za-z0-9_]+)"
-    r"(=(?P<value>.*))?$"
-)
-# run.json's record of the suite: the tests `//...` expands to under the run's own flags
-# (archive.py's cquery): {"source": "...", "targets": [labels], "seconds": N} or "error".
-SUITE_KEY = "suite"
-OUTCOMES = ("passed", "failed", "skipped", "xfailed", "disabled")
+CASE_OUTCOMES = ("passed", "failed", "skipped", "xfailed", "disabled")
 ARCHIVE_EVENTS = "build_events.json"
 ARCHIVE_META = "run.json"
 ARCHIVE_TESTS = "tests"
@@ -62,7 +57,7 @@ class Case:
 
     name: str
     classname: str
-    outcome: str  # one of OUTCOMES
+    outcome: str  # one of CASE_OUTCOMES
     message: str = ""  # skip or xfail reason, failure text
     properties: dict[str, str] = field(default_factory=dict)
     deviation: str | None = None  # id named by an xfail (or strict XPASS) reason
@@ -154,135 +149,40 @@ class Run:
         except (TypeError, ValueError):
             return None
 
+    # What ran and whether it is the whole suite: run_identity.py's policy, by name here.
     @property
     def config(self) -> str:
         """What the run asked for: cpu, cuda or cuda_gpu, plus +asan / +ubsan."""
-        return config_name(self.flags)
+        return run_identity.config_name(self.flags)
 
     @property
     def identity(self) -> dict[str, object]:
-        """The venv identity the run tested (run.json `identity`), or the lane alone."""
-        found = self.meta.get("identity")
-        if isinstance(found, dict) and found:
-            return found
-        return {"lane": self.lane}
+        """The venv identity the run tested (run_identity.venv_identity)."""
+        return run_identity.venv_identity(self)
 
     @property
     def pattern_list(self) -> list[str]:
-        """The target patterns the invocation asked for, negative ones (`-//pkg:x`) included,
-        in order: from run.json's bazel_args (after `--` every word is a pattern), else from
-        the build events' pattern event (a run read from its build event file alone)."""
-        if "bazel_args" not in self.meta:
-            return [str(p) for p in self.meta.get("bep_patterns", [])]  # type: ignore[union-attr]
-        args = [str(a) for a in self.meta.get("bazel_args", [])]  # type: ignore[union-attr]
-        found: list[str] = []
-        after_dashes = False
-        for arg in args[1:]:
-            if arg == "--" and not after_dashes:
-                after_dashes = True
-            elif after_dashes or not arg.startswith("-"):
-                found.append(arg)
-        return found
+        """The target patterns asked for, in order (run_identity.pattern_list)."""
+        return run_identity.pattern_list(self)
 
     @property
     def patterns(self) -> str:
-        """The target patterns, negative ones included (`//... -//pkg:b_test`); a GPU-runner
-        bundle's run has none: its bundle's label stands for them (run.json `bundle`)."""
-        return " ".join(self.pattern_list) or str(self.meta.get("bundle") or "(unknown)")
+        """The target patterns as one string (run_identity.patterns)."""
+        return run_identity.patterns(self)
 
     @property
     def selection(self) -> list[str]:
-        """The options that change which targets or cases ran (SELECTION_OPTIONS), as given,
-        from the build events' canonical command line (rc files and --config expanded), else
-        from run.json's bazel_args."""
-        found = self.meta.get("selection_options")
-        if not isinstance(found, list):
-            args = [str(a) for a in self.meta.get("bazel_args", [])]  # type: ignore[union-attr]
-            found = selection_options(args[: args.index("--")] if "--" in args else args)
-        return [str(o) for o in found]
+        """The options that chose targets or cases (run_identity.selection)."""
+        return run_identity.selection(self)
 
     @property
     def partial(self) -> list[str]:
-        """What keeps this run from being the whole suite: the tests of the suite (run.json
-        SUITE_KEY, what `//...` expands to under the run's flags) it did not run, whatever
-        option caused it, or that the suite is not recorded; also negative patterns, other
-        patterns, and the options that filter cases within a target. [] for a whole-suite run.
-        A run without recorded arguments (a GPU-runner bundle) is judged by its own record."""
-        if "bazel_args" not in self.meta and not self.meta.get("bep_patterns"):
-            return [str(p) for p in self.meta.get("partial", [])]  # type: ignore[union-attr]
-        why = [p for p in self.pattern_list if p.startswith("-")]
-        if "//..." not in self.pattern_list:
-            why.insert(0, "not //...")
-        why += [o for o in self.selection if _option_name(o) in EXCLUDING_OPTIONS]
-        suite = self.meta.get(SUITE_KEY)
-        labels = suite.get("targets") if isinstance(suite, dict) else None
-        if not isinstance(labels, list):
-            error = suite.get("error") if isinstance(suite, dict) else None
-            why.append(f"suite not recorded ({error})" if error else "suite not recorded")
-        else:
-            missing = sorted(set(map(str, labels)) - set(self.targets))
-            if missing:
-                shown = ", ".join(missing[:3]) + (", ..." if len(missing) > 3 else "")
-                why.append(f"{len(missing)} of {len(labels)} suite tests not run ({shown})")
-        return why
+        """What keeps this run from being the whole suite; [] when whole (run_identity.partial)."""
+        return run_identity.partial(self)
 
     def identity_key(self) -> str:
-        """Lane + the sha256 of the installed TVM and tvm-ffi + Python + torch + config + target
-        patterns (negative ones too) + the options that select targets or cases: runs with
-        equal keys tested the same thing and may be compared; others never merge (so a later
-        run of one target, or of the suite minus one target, cannot stand for an earlier run of
-        `//...`)."""
-        ident = self.identity
-        parts = [str(ident.get("lane", self.lane))]
-        for dist in ("tvm", "tvm_ffi"):
-            entry = ident.get(dist)
-            sha = entry.get("sha256", "") if isinstance(entry, dict) else ""
-            parts.append(f"{dist}={sha[:16] or 'unknown'}")
-        # The Python and torch build, where the run recorded them (older runs did not).
-        torch = ident.get("torch")
-        parts += [f"py={ident['python']}"] if ident.get("python") else []
-        parts += [f"torch={torch.get('version')}"] if isinstance(torch, dict) else []
-        parts += [self.config, self.patterns]
-        return "/".join(parts) + "".join(f" {o}" for o in self.selection)
-
-
-# Options that change which targets or cases a `bazel test` runs, and so a run's identity.
-# EXCLUDING_OPTIONS leave part of the suite out (the run is partial); --runs_per_test and
-# --flaky_test_attempts run the same cases differently.
-EXCLUDING_OPTIONS = (
-    "test_tag_filters",
-    "test_filter",
-    "test_lang_filters",
-    "test_size_filters",
-    "test_timeout_filters",
-    "test_arg",
-)
-SELECTION_OPTIONS = (*EXCLUDING_OPTIONS, "runs_per_test", "flaky_test_attempts")
-
-
-def _option_name(option: str) -> str:
-    return option.lstrip("-").partition("=")[0]
-
-
-def selection_options(options: list[str]) -> list[str]:
-    """The options among `options` that select targets or cases (SELECTION_OPTIONS), the last
-    of each name (as Bazel applies them; every `--test_arg`, which repeats), `--name=value`
-    each, sorted; an empty value (the default) is left out."""
-    found: dict[str, list[str]] = {}
-    pending = ""
-    for option in options:
-        name, value = pending, option
-        if not pending:
-            name = _option_name(option)
-            if not option.startswith("--") or name not in SELECTION_OPTIONS:
-                continue
-            if "=" not in option:
-                pending = name  # `--test_filter VALUE`
-                continue
-            value = option.partition("=")[2]
-        pending = ""
-        found[name] = [*found.get(name, []), value] if name == "test_arg" else [value]
-    return sorted(f"--{name}={v}" for name, values in found.items() for v in values if v)
+        """Runs with equal keys tested the same thing (run_identity.identity_key)."""
+        return run_identity.identity_key(self)
 
 
 def skip_reason(element: ET.Element) -> str:
@@ -394,17 +294,6 @@ def _millis(value: object) -> float:
         return 0.0
 
 
-def config_flags(options: list[str]) -> dict[str, str]:
-    """`//tools/config:<name>` build settings in an (expanded) option list, by name."""
-    flags: dict[str, str] = {}
-    for option in options:
-        match = _CONFIG_FLAG.match(option)
-        if match:
-            value = match["value"]
-            flags[match["name"]] = "false" if match["no"] else ("true" if value is None else value)
-    return flags
-
-
 def command_options(events: list[dict]) -> list[str]:
     """The canonical (configs expanded) command options of the invocation."""
     for event in events:
@@ -415,24 +304,6 @@ def command_options(events: list[dict]) -> list[str]:
             if section.get("sectionLabel") == "command options":
                 return [o.get("combinedForm", "") for o in section["optionList"].get("option", [])]
     return []
-
-
-def lane_of(flags: dict[str, str]) -> str:
-    """The lane a run belongs to: `--//tools/config:lane`, "default" when absent."""
-    return flags.get("lane") or "default"
-
-
-def flag_on(flags: dict[str, str], name: str) -> bool:
-    """True when the boolean build setting `name` is set (absent, false, 0: off)."""
-    return flags.get(name, "false") not in ("false", "0", "")
-
-
-def config_name(flags: dict[str, str]) -> str:
-    """cpu, cuda or cuda_gpu (`--config=cuda_gpu` sets require_gpu), plus +asan / +ubsan."""
-    name = "cuda" if flag_on(flags, "cuda") else "cpu"
-    if flag_on(flags, "require_gpu"):
-        name = "cuda_gpu"
-    return name + "".join(f"+{s}" for s in ("asan", "ubsan") if flag_on(flags, s))
 
 
 def archived_xml(label: str, shard: int = 1, run: int = 1, shards: int = 1) -> str:
@@ -626,9 +497,9 @@ def read_run(path: str) -> Run:
         with open(os.path.join(path, ARCHIVE_META), encoding="utf-8") as stream:
             meta.update(json.load(stream))
     options = command_options(events)
-    flags = config_flags(options)
+    flags = run_identity.config_flags(options)
     if options:
-        meta["selection_options"] = selection_options(options)
+        meta["selection_options"] = run_identity.selection_options(options)
     tags = target_tags(events)
     patterns = [p for e in events for p in e.get("id", {}).get("pattern", {}).get("pattern", [])]
     if patterns:
@@ -671,15 +542,15 @@ def read_run(path: str) -> Run:
     for target in targets.values():
         target.cases = merge_runs(target.cases)
         target.tags = tags.get(target.label, [])
-    return Run(path, targets, flags, lane_of(flags), meta)
+    return Run(path, targets, flags, run_identity.lane_of(flags), meta)
 
 
-# Of the runs of one case (`--runs_per_test`), the worst stands for the case in counts and
-# cells: a failure in run 3 is not hidden by run 1 passing. The order is total and static; an
-# xfail that names no deviation is worse than a skip, a skip worse than an xfail naming one.
-# Whether a named deviation lists the case, and whether a skip is allowed (not on a GPU
-# runner), is the verdict's to judge: it judges every run (Case.runs()), so the order of the
-# runs never decides.
+# Of the runs of one case (`--runs_per_test`), the reader keeps one Case per case id (read_run),
+# and the worst run stands for it in counts and cells: a failure in run 3 is not hidden by run 1
+# passing. The order is total and static; an xfail that names no deviation is worse than a skip,
+# a skip worse than an xfail naming one. Whether a named deviation lists the case, and whether a
+# skip is allowed (not on a GPU runner), is the verdict's to judge: it judges every run
+# (Case.runs()), so the order of the runs never decides.
 _WORST_FIRST = ("failed", "xfailed-unnamed", "skipped", "xfailed", "disabled", "passed")
 
 

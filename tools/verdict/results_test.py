@@ -70,23 +70,6 @@ def test_deviation_pattern_matches_the_registry_reason_format() -> None:
     assert results.DEVIATION_PATTERN.pattern == deviations.REASON_PATTERN.pattern
 
 
-def test_config_flags_read_generically_and_lane_defaults() -> None:
-    flags = results.config_flags(
-        [
-            "--default_override=2:build:cuda=--//tools/config:cuda",  # an rc line, not in force
-            "--//tools/config:cuda=true",
-            "--@//tools/config:cuda_gpu",
-            "--no//tools/config:other",
-            "--@tvm_conformance//tools/config:require_gpu",  # from examples/downstream
-            "--@elsewhere//tools/config:lane=x",  # not the kit's setting
-            "--jobs=2",
-        ]
-    )
-    assert flags == {"cuda": "true", "cuda_gpu": "true", "other": "false", "require_gpu": "true"}
-    assert results.lane_of(flags) == "default"
-    assert results.lane_of({"lane": "ffi_next"}) == "ffi_next"
-
-
 def test_bep_run_has_only_the_named_targets_with_status_cache_and_duration(tmp_path: Path) -> None:
     bep = fake_runs.write_bep(
         tmp_path,
@@ -256,14 +239,3 @@ def test_remote_uris_of_shards_and_runs_fall_back_to_their_own_folders(
     assert sorted(c.name for c in target.cases) == sorted(f"test_{f}" for f in folders)
     assert not target.errors
     assert target.output_json("where.json") in folders
-
-
-def test_selection_options_are_the_ones_that_choose_targets_or_cases() -> None:
-    options = ["--test_arg=-k", "--test_arg", "x", "--test_filter", "a", "--test_filter=b"]
-    options += ["--keep_going", "--runs_per_test=3", "--test_tag_filters=", "--config=ci"]
-    assert results.selection_options(options) == [
-        "--runs_per_test=3",
-        "--test_arg=-k",
-        "--test_arg=x",
-        "--test_filter=b",  # the last one counts, as in Bazel; an empty filter is the default
-    ]

@@ -1,42 +1,32 @@
 #!/usr/bin/env python3
-"""Summarise the JUnit XML of a `bazel test` run: passed, failed, skipped (by reason), xfailed.
+"""Summarise one `bazel test` run: passed, failed, skipped (by reason), xfailed cases.
 
-Bazel prints a py_test whose cases all skipped as PASSED; this makes the skips visible.
-Standard library only, so any python3 runs it (./bazelw and .ci/run call it after `test`).
+Bazel prints a py_test whose cases all skipped as PASSED; this makes the skips visible. It
+reads what the verdict reads (verdict.py): the run, through the one reader (results.py), never
+bazel-testlogs, which keeps results of earlier invocations too. Standard library only, so any
+python3 runs it (./bazelw calls it after each `test`).
 
-    skip_report.py --testlogs bazel-testlogs                 # every test.xml under it
-    skip_report.py --testlogs bazel-testlogs //python/tests/targets/...
-    skip_report.py path/to/test.xml other/dir                # files, or dirs searched for test.xml
-    skip_report.py --bep build_events.json                   # exactly this invocation's tests
     skip_report.py --run conformance-runs/<stamp>-<lane>     # a run archive of ./bazelw test
-
-bazel-testlogs keeps results of earlier invocations too (e.g. cuda variants from a previous
---config=cuda run); `--bep` reads the file of `bazel test --build_event_json_file=FILE` and
-`--run` a run archive (tools/verdict/results.py); both report only the tests of that
-invocation, cached ones included.
+    skip_report.py --bep build_events.json                   # bazel test --build_event_json_file
+    skip_report.py --run DIR //python/tests/targets/...      # only those targets of the run
 
 Labels (`//pkg:name`, `//pkg:all`, `//pkg/...`) restrict the report to those targets; a
-`//pkg:name` with no test.xml of its own also matches its `name_<variant>` targets (the
+`//pkg:name` that is not a target of the run also matches its `name_<variant>` targets (the
 per-target variants of a tvm_py_test suite). The last line is always
-`N passed, N failed, N skipped`; errors count as failed, xfailed and xpassed are shown apart.
+`N passed, N failed, N skipped`; errors count as failed, xfailed cases are shown apart, and a
+target whose status the verdict does not pass (verdict.status_passed: FAILED, FLAKY, NO_STATUS,
+TIMEOUT, ...) counts as one failed when none of its cases failed.
 """
 
 from __future__ import annotations
 
 import argparse
 import collections
-import os
-import re
 import sys
-import xml.etree.ElementTree as ET
 from dataclasses import dataclass, field
 
 import results
-
-# Bazel test statuses that fail a target.
-_FAILED_STATUSES = ("FAILED", "TIMEOUT", "INCOMPLETE", "REMOTE_FAILURE", "FAILED_TO_BUILD")
-# Bazel stores shards and runs of one target below its directory.
-_SHARD_DIR = re.compile(r"^(shard_\d+_of_\d+(_run_\d+_of_\d+)?|run_\d+_of_\d+|attempt_\d+)$")
+import verdict
 
 
 @dataclass
@@ -56,20 +46,6 @@ class Counts:
         self.reasons.setdefault(reason, collections.Counter())[label] += 1
 
 
-def label_of(xml_path: str, testlogs: str | None) -> str:
-    """`//pkg:name` for `<testlogs>/pkg/name[/shard_..]/test.xml`; else the path itself."""
-    if testlogs is None:
-        return xml_path
-    rel = os.path.relpath(os.path.dirname(os.path.abspath(xml_path)), os.path.abspath(testlogs))
-    parts = [p for p in rel.split(os.sep) if p not in (".", "")]
-    while parts and _SHARD_DIR.match(parts[-1]):
-        parts.pop()
-    if not parts or parts[0] == "..":
-        return xml_path
-    package = "/".join(parts[:-1])
-    return f"//{package}:{parts[-1]}"
-
-
 def add_cases(counts: Counts, cases: list[results.Case], label: str) -> None:
     """Count the test cases of one target."""
     counts.targets += 1
@@ -82,33 +58,6 @@ def add_cases(counts: Counts, cases: list[results.Case], label: str) -> None:
             counts.skip(case.message, label)
         else:
             counts.passed += 1
-
-
-def add_file(counts: Counts, xml_path: str, label: str) -> None:
-    """Count the test cases of one JUnit XML file (pytest, googletest or Bazel's own)."""
-    try:
-        cases, _ = results.read_junit(xml_path)
-    except (ET.ParseError, OSError) as err:
-        counts.failed += 1
-        print(f"skip_report: cannot read {xml_path}: {err}", file=sys.stderr)
-        return
-    add_cases(counts, cases, label)
-
-
-def find_xml(paths: list[str]) -> list[str]:
-    """test.xml files: the files given, and every test.xml below the directories given."""
-    found = []
-    for path in paths:
-        if os.path.isdir(path):
-            for dirpath, dirnames, filenames in os.walk(path, followlinks=True):
-                dirnames.sort()
-                if "test.xml" in filenames:
-                    found.append(os.path.join(dirpath, "test.xml"))
-        elif os.path.isfile(path):
-            found.append(path)
-        else:
-            print(f"skip_report: no such file or directory: {path}", file=sys.stderr)
-    return found
 
 
 def label_matches(label: str, patterns: list[str], all_labels: set[str]) -> bool:
@@ -139,17 +88,6 @@ def label_matches(label: str, patterns: list[str], all_labels: set[str]) -> bool
     return False
 
 
-def summarise(xml_files: list[str], testlogs: str | None, patterns: list[str]) -> Counts:
-    """Count outcomes over the files whose targets match `patterns` (all when empty)."""
-    labelled = [(path, label_of(path, testlogs)) for path in xml_files]
-    all_labels = {label for _, label in labelled}
-    counts = Counts()
-    for path, label in labelled:
-        if label_matches(label, patterns, all_labels):
-            add_file(counts, path, label)
-    return counts
-
-
 def summarise_run(run: results.Run, patterns: list[str]) -> Counts:
     """Count outcomes over one run's targets that match `patterns` (all when empty)."""
     counts = Counts()
@@ -162,9 +100,10 @@ def summarise_run(run: results.Run, patterns: list[str]) -> Counts:
             print(f"skip_report: {error}", file=sys.stderr)
         failed_before = counts.failed
         add_cases(counts, target.cases, label)
-        if target.status in _FAILED_STATUSES and counts.failed == failed_before:
-            # A usage error, a crash or a timeout leaves no failed case behind: the target
-            # itself counts as one, so the closing line never says 0 failed.
+        if not verdict.status_passed(target.status) and counts.failed == failed_before:
+            # A usage error, a crash, a timeout, a flaky retry or a target with no status
+            # leaves no failed case behind: the target itself counts as one, so the closing
+            # line never says 0 failed where the verdict says FAIL.
             counts.failed += 1
             print(f"skip_report: {label} {target.status} with no failed case", file=sys.stderr)
     return counts
@@ -187,18 +126,14 @@ def render(counts: Counts) -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
-    """Command line entry; returns 0 (the report never changes Bazel's verdict)."""
+    """Command line entry; returns 0 (the report never changes the verdict), 2 on bad input."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--testlogs", help="bazel-testlogs directory (labels are relative to it)")
-    parser.add_argument(
+    source = parser.add_mutually_exclusive_group(required=True)
+    source.add_argument("--run", help="a run archive of ./bazelw test (conformance-runs/...)")
+    source.add_argument(
         "--bep", help="build event JSON file of the run (--build_event_json_file): its tests only"
     )
-    parser.add_argument("--run", help="a run archive of ./bazelw test (conformance-runs/...)")
-    parser.add_argument(
-        "items",
-        nargs="*",
-        help="test.xml files or directories; arguments starting with // are target patterns",
-    )
+    parser.add_argument("patterns", nargs="*", help="target patterns (//pkg:name, //pkg/...)")
     parser.add_argument(
         "--target",
         action="append",
@@ -206,16 +141,15 @@ def main(argv: list[str] | None = None) -> int:
         help="restrict to this target pattern (repeatable; same as a // argument)",
     )
     args = parser.parse_args(argv)
-    patterns = args.target + [i for i in args.items if i.startswith("//")]
-    paths = [i for i in args.items if not i.startswith("//")]
-    if args.bep or args.run:
-        print(render(summarise_run(results.read_run(args.run or args.bep), patterns)))
-        return 0
-    if args.testlogs:
-        paths.append(args.testlogs)
-    if not paths:
-        parser.error("give --testlogs DIR, --bep FILE, --run DIR or test.xml paths")
-    print(render(summarise(find_xml(paths), args.testlogs, patterns)))
+    not_patterns = [p for p in args.patterns if not p.startswith("//")]
+    if not_patterns:
+        parser.error(f"not a target pattern: {not_patterns[0]} (give the run with --run or --bep)")
+    try:
+        run = results.read_run(args.run or args.bep)
+    except (OSError, ValueError) as err:
+        print(f"skip_report: cannot read the run: {err}", file=sys.stderr)
+        return 2
+    print(render(summarise_run(run, args.target + args.patterns)))
     return 0
 
 

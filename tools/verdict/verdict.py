@@ -1,8 +1,9 @@
 #!/usr/bin/env python3
 """The one verdict of a run: PASS only when every target passed and every case counts.
 
-Read by ./bazelw (after each `test`), .ci/run, check_my_wheel.py, the conformance check and the
-report. Standard library only.
+Its one job is judging a run that results.py read; what the run was and whether it is partial
+(its label in the verdict line) is run_identity.py's. Read by ./bazelw (after each `test`),
+.ci/run, check_my_wheel.py, the conformance check and the report. Standard library only.
 
     verdict.py RUN       # print the run's problems and its verdict line; exit 1 on FAIL
 """
@@ -20,7 +21,7 @@ from dataclasses import dataclass
 from typing import Any, Protocol
 
 import results
-from results import OUTCOMES, Case, Run
+from results import CASE_OUTCOMES, Case, Run
 
 # Label suffixes of per-target variants (tvm_py_test(targets = [...])) and of the
 # target-independent ones.
@@ -45,6 +46,12 @@ GPU_SUITE_KEY = "gpu_suite"
 # device); that such a process has no compiler is its design, never a target skip.
 REQUIRED_TARGETS = {"cpu": ("llvm",), "cuda": ("llvm",), "cuda_gpu": ("llvm", "cuda")}
 UNAVAILABLE_TARGET_PROPERTY = "tvm_unavailable_target"  # tvm_conformance.targets, in step
+
+
+def status_passed(status: str) -> bool:
+    """True only for PASSING_STATUS: FLAKY, NO_STATUS, TIMEOUT, FAILED_TO_BUILD, ... are not
+    passed (the verdict's rule for a target's status; the console summary counts by it too)."""
+    return status == PASSING_STATUS
 
 
 def required_targets(config: str) -> tuple[str, ...]:
@@ -81,7 +88,7 @@ class Verdict:
     statuses: collections.Counter[str]  # every target of the run, by Bazel status
     deviations: collections.Counter[str]  # xfailed cases by deviation id
     exit_code: int | None
-    # What keeps the run from being the whole suite (results.Run.partial); [] when whole.
+    # What keeps the run from being the whole suite (run_identity.partial); [] when whole.
     partial: list[str] = dataclasses.field(default_factory=list)
     # Skipped and disabled cases by reason (every one allowed by the config, or a problem too).
     skip_reasons: collections.Counter[str] = dataclasses.field(default_factory=collections.Counter)
@@ -94,7 +101,7 @@ class Verdict:
     def line(self, what: str = "") -> str:
         """`verdict: PASS|FAIL (what): T targets (...), C cases: ..., N problems`."""
         targets = ", ".join(f"{n} {s}" for s, n in sorted(self.statuses.items()))
-        cases = ", ".join(f"{self.outcomes[o]} {o}" for o in OUTCOMES if self.outcomes[o])
+        cases = ", ".join(f"{self.outcomes[o]} {o}" for o in CASE_OUTCOMES if self.outcomes[o])
         if self.partial and "PARTIAL" not in what:
             what += (" · " if what else "") + "PARTIAL: " + " ".join(self.partial)
         head = f"verdict: {'PASS' if self.passed else 'FAIL'}" + (f" ({what})" if what else "")
@@ -274,14 +281,14 @@ def verdict_of(
     for label in sorted(run.targets):
         target = run.targets[label]
         statuses[target.status] += 1
-        if target.status != PASSING_STATUS:
+        if not status_passed(target.status):
             problems.append(f"TARGET {target.status}: {label}")
         problems.extend(f"UNREADABLE: {error}" for error in target.errors)
         problems.extend(f"SUITE ERROR: {label}: {error}" for error in target.suite_errors)
         if (
             not target.cases
             and not target.errors
-            and target.status == PASSING_STATUS
+            and status_passed(target.status)
             and EMPTY_ON_PURPOSE_TAG not in target.tags
         ):
             problems.append(
@@ -330,7 +337,7 @@ def verdict_of(
         if target is None:
             if require_all:
                 problems.append(f"NOT RUN: {row.label} :: {row.case} (a conformance row)")
-        elif target.case(row.case) is None and target.status == PASSING_STATUS:
+        elif target.case(row.case) is None and status_passed(target.status):
             problems.append(
                 f"MISSING: {row.label} :: {row.case}: a conformance row names a "
                 "case its target did not report"
