@@ -19,7 +19,7 @@ import results
 import skip_report
 import verdict
 
-from tvm_conformance import deviation_registry
+from tvm_conformance import deviation_registry, pep440
 
 LABEL = "//pkg:x_test"
 # The tools a stand-in PATH without python3 still needs (bazelw and the fake Bazel).
@@ -46,7 +46,9 @@ def kit(tmp_path: Path) -> Path:
     (root / "WORKSPACE").write_text("")
     for module in (archive, results, verdict, skip_report):
         shutil.copy(module.__file__, root / "tools" / "verdict")
-    shutil.copy(deviation_registry.__file__, root / "python" / "tvm_conformance")
+    # The registry and what it imports (under Bazel the test's own PYTHONPATH hid a missing one).
+    for module in (deviation_registry, pep440):
+        shutil.copy(module.__file__, root / "python" / "tvm_conformance")
     (root / "python" / "tvm_conformance" / "__init__.py").write_text("")
     junit = fake_runs.junit([fake_runs.case_xml("test_a")])
     bep = fake_runs.write_bep(tmp_path / "fake", {LABEL: junit})
