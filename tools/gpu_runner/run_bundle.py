@@ -395,29 +395,14 @@ def _main() -> int:
         ).rstrip(os.pathsep),
     )
     events = [
-        {"id": {"started": {}}, "started": {"startTimeMillis": str(int(start * 1000))}},
-        {
-            "id": {"structuredCommandLine": {"commandLineLabel": "canonical"}},
-            "structuredCommandLine": {
-                "commandLineLabel": "canonical",
-                "sections": [
-                    {
-                        "sectionLabel": "command options",
-                        "optionList": {
-                            "option": [
-                                {"combinedForm": "--//tools/config:cuda"},
-                                {"combinedForm": f"--//tools/config:lane={lane}"},
-                                {
-                                    "combinedForm": "--//tools/config:require_gpu"
-                                    if require_gpu
-                                    else "--no//tools/config:require_gpu"
-                                },
-                            ]
-                        },
-                    }
-                ],
-            },
-        },
+        event_writer.started_event(int(start * 1000)),
+        event_writer.command_line_event(
+            [
+                "--//tools/config:cuda",
+                f"--//tools/config:lane={lane}",
+                "--//tools/config:require_gpu" if require_gpu else "--no//tools/config:require_gpu",
+            ]
+        ),
     ]
     print(
         f"run.sh: Python {sys.version.split()[0]}, GPU required: {require_gpu}, "

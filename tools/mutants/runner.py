@@ -61,12 +61,12 @@ import catalogue as catalogue_lib  # noqa: E402
 import lanes as lanes_table  # noqa: E402
 import mutant_wheel  # noqa: E402
 import results  # noqa: E402
+import strength  # noqa: E402
 
 WHEEL_FLAGS = {"apache-tvm": "--tvm-wheel", "apache-tvm-ffi": "--tvm-ffi-wheel"}
 # The host's python3, as the README runs check_my_wheel.py: under `bazel run` sys.executable is
 # the lane venv's, which each mutant's `./bazelw test` re-creates under this very process.
 PYTHON = shutil.which("python3") or sys.executable
-OUTCOMES = ("killed", "survived", "inconclusive", "equivalent")
 CACHE = os.path.join(os.path.expanduser("~"), ".cache", "tvm_conformance", "mutants")
 
 
@@ -238,18 +238,18 @@ def table(records: list[dict], catalogue: catalogue_lib.Catalogue) -> str:
         "| median s to kill | max s to kill |",
         "|---|---:|---:|---:|---:|---:|---:|---:|---:|",
     ]
-    areas = list(catalogue.areas) + ["all"]
-    for area in areas:
-        size = sum(1 for m in catalogue.mutants if area in ("all", m.area))
-        mine = [r for r in records if area in ("all", r["area"])]
-        count = {o: sum(1 for r in mine if r["outcome"] == o) for o in OUTCOMES}
-        kills = [r["seconds"] for r in mine if r["outcome"] == "killed"]
+    rows = strength.tally(
+        list(catalogue.areas),
+        [m.area for m in catalogue.mutants],
+        ((r["area"], r) for r in records),
+    )
+    for area, row in rows.items():
+        kills = row["kill_seconds"]
         median = f"{statistics.median(kills):.0f}" if kills else "-"
         most = f"{max(kills):.0f}" if kills else "-"
-        ran = sum(count[o] for o in ("killed", "survived", "inconclusive"))
         lines.append(
-            f"| {area} | {size} | {ran} | {count['killed']} | {count['survived']} | "
-            f"{count['inconclusive']} | {count['equivalent']} | {median} | {most} |"
+            f"| {area} | {row['mutants']} | {row['run']} | {row['killed']} | {row['survived']} | "
+            f"{row['inconclusive']} | {row['equivalent']} | {median} | {most} |"
         )
     total = sum(r.get("seconds", 0.0) for r in records)
     lines.append("")

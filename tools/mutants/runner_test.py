@@ -9,6 +9,7 @@ from pathlib import Path
 import catalogue
 import fake_runs
 import runner
+import strength
 
 LABEL = "//python/tests/ffi:container_test"
 
@@ -82,6 +83,39 @@ def test_table_counts_each_outcome_per_area_and_times_kills_only() -> None:
     assert f"| ffi | {ffi_size} | 4 | 3 | 1 | 0 | 0 | 30 | 50 |" in lines
     assert f"| all | {len(cat.mutants)} | 5 | 3 | 1 | 1 | 0 | 30 | 50 |" in lines
     assert lines[-1] == "Total time: 295 s for 5 mutant(s)."
+
+
+def test_table_and_report_section_count_the_same_records_alike() -> None:
+    # One tally (strength.tally) behind both: the runner's table of a run and the report's
+    # strength section of the recorded results give each area the same cells.
+    cat = catalogue.load()
+    outcomes = [*strength.MUTANT_OUTCOMES, "killed", "killed"]
+    records = [
+        {"id": m.id, "area": m.area, "outcome": outcomes[n % len(outcomes)], "seconds": 7.0 * n}
+        for n, m in enumerate(cat.mutants[::3])
+    ]
+    assert {r["area"] for r in records} == set(cat.areas)  # every area has results
+
+    def cells(lines: list[str]) -> dict[str, list[str]]:
+        """The first markdown table of `lines` (the per-area one): its cells by area."""
+        start = next(n for n, line in enumerate(lines) if line.startswith("| area |"))
+        end = lines.index("", start)
+        rows = [line.strip("|").split("|") for line in lines[start + 2 : end]]
+        return {row[0].strip(): [c.strip() for c in row[1:]] for row in rows}
+
+    table = cells(runner.table(records, cat).splitlines())
+    data = json.loads(Path(catalogue.CATALOGUE).read_text())
+    section = strength.build(data, {"results": {r["id"]: r for r in records}})
+    report = cells(strength.markdown_lines(section))
+    assert list(report) == list(cat.areas) and list(table) == [*cat.areas, "all"]
+    for area in cat.areas:
+        # area: mutants, run, killed, survived, inconclusive, equivalent, median s to kill
+        assert report[area] == table[area][:7], area
+    everything = table["all"]
+    assert everything[0] == str(section["catalogue_size"]) == str(len(cat.mutants))
+    assert everything[1:3] == [str(section["scored"]), str(section["killed"])]
+    assert everything[4] == str(section["inconclusive"])
+    assert sum(map(int, everything[2:6])) == len(records)  # each result counted once
 
 
 def test_record_merges_by_id_newest_wins(tmp_path: Path) -> None:

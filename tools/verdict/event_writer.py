@@ -1,13 +1,47 @@
 """Write build events: the one writer of what results.py reads.
 
 The GPU runner (tools/gpu_runner/run_bundle.py, without Bazel) and the tests' fake runs
-(fake_runs.py) write their runs with it, so both produce exactly what a `./bazelw test` archive
-holds. Standard library only.
+(testing/fake_runs.py) write their runs with it, and only with it, so both produce exactly what
+a `./bazelw test` archive holds. Standard library only.
 """
 
 from __future__ import annotations
 
 import json
+
+# The command line Bazel expands configs and rc files into; the reader takes its options only.
+CANONICAL = "canonical"
+
+
+def started_event(start_ms: int, command: str = "test") -> dict:
+    """The started event: when the invocation began and its command."""
+    return {
+        "id": {"started": {}},
+        "started": {"startTimeMillis": str(start_ms), "command": command},
+    }
+
+
+def command_line_event(options: list[str], command: str = "test") -> dict:
+    """The canonical structuredCommandLine event: the command and its options (configs expanded,
+    each as its combinedForm, e.g. `--//tools/config:lane=default`)."""
+    return {
+        "id": {"structuredCommandLine": {"commandLineLabel": CANONICAL}},
+        "structuredCommandLine": {
+            "commandLineLabel": CANONICAL,
+            "sections": [
+                {"sectionLabel": "command", "chunkList": {"chunk": [command]}},
+                {
+                    "sectionLabel": "command options",
+                    "optionList": {"option": [{"combinedForm": o} for o in options]},
+                },
+            ],
+        },
+    }
+
+
+def pattern_event(patterns: list[str]) -> dict:
+    """The pattern event: the target patterns of the command line (`-//pkg:x` excludes)."""
+    return {"id": {"pattern": {"pattern": list(patterns)}}}
 
 
 def test_result_event(

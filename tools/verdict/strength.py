@@ -17,10 +17,15 @@ import json
 import os
 import statistics
 import subprocess
+from collections.abc import Iterable
 
 CATALOGUE = os.path.join("tools", "mutants", "catalogue.json")
 RESULTS = os.path.join("docs", "mutation_results.json")
-OUTCOMES = ("killed", "survived", "inconclusive", "equivalent")
+# What became of one mutant (tools/mutants/runner.py classifies each run).
+MUTANT_OUTCOMES = ("killed", "survived", "inconclusive", "equivalent")
+# Every mutant run counts, inconclusive ones too (they are not kills); an equivalent one is not run.
+RUN_OUTCOMES = ("killed", "survived", "inconclusive")
+ALL_AREAS = "all"
 COMMAND = "./bazelw run //tools/mutants -- --record docs/mutation_results.json"
 
 
@@ -99,6 +104,40 @@ def load(workspace: str) -> dict | None:
     return build(catalogue, recorded, head, same_kit(workspace, made, head))
 
 
+def tally(
+    areas: list[str], mutant_areas: list[str], placed: Iterable[tuple[str, dict]]
+) -> dict[str, dict]:
+    """The one count of mutant results, for this section and the runner's table: per area of
+    `areas` (in order), then ALL_AREAS (every result, whatever its area), the catalogue's
+    mutants there (`mutant_areas`: each catalogue mutant's area), how many were run
+    (RUN_OUTCOMES), each of MUTANT_OUTCOMES, and the seconds of each kill that has them.
+    `placed` are (area, result) pairs."""
+    rows = {
+        area: {
+            "mutants": sum(1 for a in mutant_areas if area in (ALL_AREAS, a)),
+            "run": 0,
+            **dict.fromkeys(MUTANT_OUTCOMES, 0),
+            "kill_seconds": [],
+        }
+        for area in [*areas, ALL_AREAS]
+    }
+    for area, result in placed:
+        outcome = result.get("outcome")
+        mine = [rows[area]] if area in rows and area != ALL_AREAS else []
+        for row in [*mine, rows[ALL_AREAS]]:
+            if outcome in MUTANT_OUTCOMES:
+                row[outcome] += 1
+            if outcome in RUN_OUTCOMES:
+                row["run"] += 1
+            if outcome == "killed" and "seconds" in result:
+                row["kill_seconds"].append(result["seconds"])
+    return rows
+
+
+def _median(seconds: list[float]) -> int | None:
+    return round(statistics.median(seconds)) if seconds else None
+
+
 def build(
     catalogue: dict,
     recorded: dict,
@@ -113,21 +152,19 @@ def build(
     if isinstance(entries, list):
         entries = {e.get("id", ""): e for e in entries}
     results = {i: r for i, r in entries.items() if i in mutants}
-    areas = []
-    for area in catalogue["areas"]:
-        ids = [i for i, m in mutants.items() if m["area"] == area]
-        mine = [results[i] for i in ids if i in results]
-        counts = {o: sum(1 for r in mine if r.get("outcome") == o) for o in OUTCOMES}
-        kills = [r["seconds"] for r in mine if r.get("outcome") == "killed" and "seconds" in r]
-        areas.append(
-            {
-                "area": area,
-                "mutants": len(ids),
-                "run": sum(counts[o] for o in ("killed", "survived", "inconclusive")),
-                **counts,
-                "median_kill_s": round(statistics.median(kills)) if kills else None,
-            }
-        )
+    rows = tally(
+        list(catalogue["areas"]),
+        [m["area"] for m in mutants.values()],
+        ((mutants[i]["area"], r) for i, r in results.items()),
+    )
+    areas = [
+        {
+            "area": area,
+            **{k: rows[area][k] for k in ("mutants", "run", *MUTANT_OUTCOMES)},
+            "median_kill_s": _median(rows[area]["kill_seconds"]),
+        }
+        for area in catalogue["areas"]
+    ]
     survivors = [
         {"id": i, "area": mutants[i]["area"], "breaks": mutants[i]["breaks"], "open": True}
         for i, r in results.items()

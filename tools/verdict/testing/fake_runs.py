@@ -100,25 +100,8 @@ def write_bep(
     """
     testlogs = root / "testlogs"
     events: list[dict] = [
-        {"id": {"started": {}}, "started": {"startTimeMillis": str(start_ms), "command": "test"}},
-        {
-            "id": {"structuredCommandLine": {"commandLineLabel": "canonical"}},
-            "structuredCommandLine": {
-                "commandLineLabel": "canonical",
-                "sections": [
-                    {"sectionLabel": "command", "chunkList": {"chunk": ["test"]}},
-                    {
-                        "sectionLabel": "command options",
-                        "optionList": {
-                            "option": [
-                                {"combinedForm": _RC_LINE},
-                                *({"combinedForm": f} for f in flags),
-                            ]
-                        },
-                    },
-                ],
-            },
-        },
+        event_writer.started_event(start_ms),
+        event_writer.command_line_event([_RC_LINE, *flags]),
     ]
     events.extend(
         event_writer.target_configured_event(label, label_tags)
