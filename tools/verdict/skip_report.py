@@ -13,9 +13,11 @@ python3 runs it (./bazelw calls it after each `test`).
 Labels (`//pkg:name`, `//pkg:all`, `//pkg/...`) restrict the report to those targets; a
 `//pkg:name` that is not a target of the run also matches its `name_<variant>` targets (the
 per-target variants of a tvm_py_test suite). The last line is always
-`N passed, N failed, N skipped`; errors count as failed, xfailed cases are shown apart, and a
-target whose status the verdict does not pass (verdict.status_passed: FAILED, FLAKY, NO_STATUS,
-TIMEOUT, ...) counts as one failed when none of its cases failed.
+`N passed, N failed, N skipped`; errors count as failed (an unreadable test.xml, and an error
+of a suite outside its cases, too), xfailed cases are shown apart, and a target whose status the
+verdict does not pass (verdict.status_passed: FAILED, FLAKY, NO_STATUS, TIMEOUT, ...) counts as
+one failed when none of its cases failed. These are counts; the verdict line ./bazelw prints
+after them judges the run (deviations named by the right cases, targets without cases, ...).
 """
 
 from __future__ import annotations
@@ -98,12 +100,17 @@ def summarise_run(run: results.Run, patterns: list[str]) -> Counts:
         for error in target.errors:
             counts.failed += 1
             print(f"skip_report: {error}", file=sys.stderr)
+        # An <error>/<failure> outside any case (a collection error, a crashed fixture): a
+        # problem of the verdict's (SUITE ERROR), so one failed each here too.
+        for error in target.suite_errors:
+            counts.failed += 1
+            print(f"skip_report: {label} suite {error}", file=sys.stderr)
         failed_before = counts.failed
         add_cases(counts, target.cases, label)
         if not verdict.status_passed(target.status) and counts.failed == failed_before:
             # A usage error, a crash, a timeout, a flaky retry or a target with no status
-            # leaves no failed case behind: the target itself counts as one, so the closing
-            # line never says 0 failed where the verdict says FAIL.
+            # leaves no failed case behind: the target itself counts as one, as the verdict
+            # fails it.
             counts.failed += 1
             print(f"skip_report: {label} {target.status} with no failed case", file=sys.stderr)
     return counts

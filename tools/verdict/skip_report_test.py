@@ -128,6 +128,20 @@ def test_unreadable_xml_counts_as_failed_and_is_named(tmp_path: Path) -> None:
     assert result.stdout.splitlines()[-1] == "0 passed, 1 failed, 0 skipped"
 
 
+def test_suite_level_error_counts_as_failed_and_is_named(tmp_path: Path) -> None:
+    # A passing case beside an <error> of the suite itself (a collection error): the verdict
+    # fails the run (SUITE ERROR), so the summary counts it as failed too.
+    junit = (
+        '<?xml version="1.0"?><testsuites><testsuite name="pytest" errors="1">'
+        '<error message="collection failed: ImportError"/>'
+        '<testcase classname="m" name="test_ok"/></testsuite></testsuites>'
+    )
+    path = bep(tmp_path, {"//pkg:e_test": junit})
+    result = run("--bep", path)
+    assert "skip_report: //pkg:e_test suite error: collection failed: ImportError" in result.stderr
+    assert result.stdout.splitlines()[-1] == "1 passed, 1 failed, 0 skipped"
+
+
 def test_without_a_run_is_a_usage_error() -> None:
     result = run()
     assert result.returncode == 2
