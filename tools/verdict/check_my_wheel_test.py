@@ -115,6 +115,7 @@ def test_the_command_names_lane_config_and_absolute_wheels(
     assert check_my_wheel.bazel_command(parsed, wheels) == [
         str(workspace / "bazelw"),
         "test",
+        "--require-whole",
         "--config=ffi_next",
         "--config=cuda",
         f"--repo_env=TVM_CONFORMANCE_TVM_WHEEL={tvm}",
@@ -360,7 +361,7 @@ def test_check_my_wheel_reports_the_run_it_made_not_the_newest_start(
     assert column["diff"]["previous"] == Path(earlier).name
 
 
-def test_check_my_wheel_verdict_line_says_partial(
+def test_a_partial_run_without_targets_fails_naming_what_it_left_out(
     workspace: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     (workspace / "docs").mkdir()
@@ -373,9 +374,15 @@ def test_check_my_wheel_verdict_line_says_partial(
         workspace, good, venv_record=record, patterns=("//...", "-//pkg:b_test")
     )
     _fake_bazelw(workspace, current, 0)
-    assert check_my_wheel.main(["--tvm-wheel", str(wheel), "--", "--", "-//pkg:b_test"]) == 0
-    last = capsys.readouterr().out.strip().splitlines()[-1]
-    assert last.startswith("verdict: PASS (") and "PARTIAL: -//pkg:b_test" in last, last
+    # The whole suite is required without --targets: a negative pattern among the extra
+    # arguments leaves a target out, and the check exits 1 saying so.
+    assert check_my_wheel.main(["--tvm-wheel", str(wheel), "--", "--", "-//pkg:b_test"]) == 1
+    out = capsys.readouterr().out.strip().splitlines()
+    assert out[-1].startswith("verdict: PARTIAL PASS (") and "PARTIAL: -//pkg:b_test" in out[-1]
+    assert (
+        "check_my_wheel: PARTIAL: the whole suite is required without --targets, and this run "
+        "left out: -//pkg:b_test"
+    ) in out
 
 
 def test_targets_and_fail_fast_narrow_the_command(
@@ -395,7 +402,12 @@ def test_targets_and_fail_fast_narrow_the_command(
     assert command[-2:] == ["//python/tests/ffi/...", "//cpp/tests/..."]
     assert "//..." not in command
     assert "--notest_keep_going" in command
-    # Without them: the whole suite, every target run.
+    # A partial check by design: ./bazelw's verdict allows it, saying why.
+    assert (
+        "--allow-partial=check my wheel --targets //python/tests/ffi/... //cpp/tests/..." in command
+    )
+    # Without them: the whole suite, every target run, and nothing less passes.
     parsed.targets, parsed.fail_fast = None, False
     command = check_my_wheel.bazel_command(parsed, wheels)
     assert command[-1] == "//..." and "--notest_keep_going" not in command
+    assert command[2] == "--require-whole"

@@ -47,6 +47,14 @@ ARCHIVE_EVENTS = "build_events.json"
 ARCHIVE_META = "run.json"
 ARCHIVE_TESTS = "tests"
 ARCHIVE_OUTPUTS = "outputs.zip"
+# Who wrote a JUnit file: pytest names its suite "pytest", googletest its root "AllTests";
+# anything else (Bazel's own XML for a test that wrote none) is "other".
+PYTEST, GOOGLETEST, OTHER = "pytest", "googletest", "other"
+# Attributes of googletest's <testsuites> that are its own; any other is a property recorded
+# outside a test (the kit's gtest main records `gtest_filter` there).
+_GOOGLETEST_ROOT_ATTRIBUTES = frozenset(
+    ("tests", "failures", "disabled", "errors", "time", "timestamp", "name", "random_seed")
+)
 # The build event output name of a test's zipped undeclared outputs.
 _OUTPUTS_EVENT_NAME = "test.outputs__outputs.zip"
 
@@ -97,6 +105,8 @@ class TargetResult:
     xml_paths: list[str] = field(default_factory=list)
     cases: list[Case] = field(default_factory=list)
     suite_properties: dict[str, str] = field(default_factory=dict)
+    # Who wrote its JUnit files (PYTEST, GOOGLETEST, OTHER), one entry per kind seen.
+    producers: list[str] = field(default_factory=list)
     errors: list[str] = field(default_factory=list)  # unreadable / missing test.xml
     # <error>/<failure> elements of a <testsuite> itself, outside any <testcase>.
     suite_errors: list[str] = field(default_factory=list)
@@ -252,17 +262,26 @@ def read_junit(path: str) -> tuple[list[Case], dict[str, str]]:
 
     Raises OSError or xml.etree.ElementTree.ParseError for a missing or broken file.
     """
-    cases, props, _ = read_junit_full(path)
+    cases, props, _, _ = read_junit_full(path)
     return cases, props
 
 
-def read_junit_full(path: str) -> tuple[list[Case], dict[str, str], list[str]]:
-    """read_junit, and the <error>/<failure> elements a <testsuite> holds outside any case
-    (a collection error, a crashed fixture), each as `<tag>: <message>`."""
+def read_junit_full(path: str) -> tuple[list[Case], dict[str, str], list[str], str]:
+    """read_junit, the <error>/<failure> elements a <testsuite> holds outside any case
+    (a collection error, a crashed fixture), each as `<tag>: <message>`, and who wrote the
+    file (PYTEST, GOOGLETEST or OTHER)."""
     root = ET.parse(path).getroot()
     suite_props: dict[str, str] = {}
     suite_errors: list[str] = []
     suites = [root] if root.tag == "testsuite" else list(root.iter("testsuite"))
+    producer = OTHER
+    if any(suite.get("name") == "pytest" for suite in suites):
+        producer = PYTEST
+    elif root.tag == "testsuites" and root.get("name") == "AllTests":
+        producer = GOOGLETEST
+        suite_props.update(
+            {k: v for k, v in root.attrib.items() if k not in _GOOGLETEST_ROOT_ATTRIBUTES}
+        )
     if root.tag == "testsuites":
         suites.append(root)
     for suite in suites:
@@ -271,7 +290,7 @@ def read_junit_full(path: str) -> tuple[list[Case], dict[str, str], list[str]]:
             if child.tag in ("error", "failure"):
                 text = (child.get("message") or child.text or "").strip()
                 suite_errors.append(f"{child.tag}: {text[:200] or '(no message)'}")
-    return [_case(c) for c in root.iter("testcase")], suite_props, suite_errors
+    return [_case(c) for c in root.iter("testcase")], suite_props, suite_errors, producer
 
 
 def read_events(bep_path: str) -> list[dict]:
@@ -529,13 +548,15 @@ def read_run(path: str) -> Run:
         if outputs and os.path.isfile(outputs):
             target.outputs_paths.append(outputs)
         try:
-            cases, props, suite_errors = read_junit_full(xml)
+            cases, props, suite_errors, producer = read_junit_full(xml)
         except (OSError, ET.ParseError) as err:
             target.errors.append(f"cannot read test.xml of {a.label}: {err}")
             continue
         target.cases.extend(cases)
         target.suite_properties.update(props)
         target.suite_errors.extend(suite_errors)
+        if producer not in target.producers:
+            target.producers.append(producer)
     for label, status in summaries.items():
         if label not in targets:  # no attempt ran: FAILED_TO_BUILD, NO_STATUS, ...
             targets[label] = TargetResult(label, status or "NO_STATUS", False, 0.0)

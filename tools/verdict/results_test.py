@@ -37,6 +37,7 @@ def test_reads_cases_outcomes_messages_properties_and_deviation(tmp_path: Path) 
                 case_xml("test_e", "xpass", "deviation ffi-y: fixed upstream"),
             ],
             suite_properties={"tvm_version": "0.27.0"},
+            recorded=False,
         )
     )
     cases, suite = results.read_junit(str(xml))

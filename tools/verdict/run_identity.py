@@ -35,6 +35,17 @@ EXCLUDING_OPTIONS = (
     "test_arg",
 )
 SELECTION_OPTIONS = (*EXCLUDING_OPTIONS, "runs_per_test", "flaky_test_attempts")
+# Test environment variables that select cases inside a test process: pytest's own options
+# (`-k`, `-m`, `--deselect` through PYTEST_ADDOPTS), googletest's filter, and the targets a
+# test runs (TVM_TEST_TARGETS, which each variant sets itself). `--test_env=NAME[=value]` of
+# these is an excluding option (`--test_env` of any other name is not a selection).
+SELECTING_TEST_ENV = ("PYTEST_ADDOPTS", "PYTEST_PLUGINS", "GTEST_FILTER", "TVM_TEST_TARGETS")
+# JUnit properties of what a test process left out (tvm_conformance.selection_record, the kit's
+# gtest main; in step).
+COLLECTED_PROPERTY = "tvm_collected"
+DESELECTED_PROPERTY = "tvm_deselected"
+SELECTION_PROPERTY = "tvm_selection"
+GTEST_FILTER_PROPERTY = "gtest_filter"
 
 
 def config_flags(options: list[str]) -> dict[str, str]:
@@ -80,13 +91,22 @@ def selection_options(options: list[str]) -> list[str]:
         name, value = pending, option
         if not pending:
             name = _option_name(option)
-            if not option.startswith("--") or name not in SELECTION_OPTIONS:
+            if not option.startswith("--") or name not in (*SELECTION_OPTIONS, "test_env"):
                 continue
             if "=" not in option:
                 pending = name  # `--test_filter VALUE`
                 continue
             value = option.partition("=")[2]
         pending = ""
+        if name == "test_env":
+            if value.partition("=")[0] not in SELECTING_TEST_ENV:
+                continue
+            # The last value of each variable wins, as Bazel applies them.
+            kept = [
+                v for v in found.get(name, []) if v.partition("=")[0] != value.partition("=")[0]
+            ]
+            found[name] = [*kept, value]
+            continue
         found[name] = [*found.get(name, []), value] if name == "test_arg" else [value]
     return sorted(f"--{name}={v}" for name, values in found.items() for v in values if v)
 
@@ -133,19 +153,59 @@ def selection(run: Run) -> list[str]:
     return [str(o) for o in found]
 
 
+def deselected(run: Run) -> list[str]:
+    """The targets whose test process left cases out beyond the design (a variant's own
+    targets and Bazel's sharding are the design), each named with what did it: pytest's
+    selection (tvm_conformance.selection_record) or googletest's filter (the kit's gtest
+    main); a pytest or googletest target that did not record its selection counts too.
+    Files of other writers (Bazel's own XML for a test that wrote none) record nothing."""
+    why = []
+    for label in sorted(run.targets):
+        target = run.targets[label]
+        props = target.suite_properties
+        if "pytest" in target.producers:
+            if COLLECTED_PROPERTY not in props:
+                why.append(f"{label}: selection not recorded (pytest without the kit's plugin)")
+                continue
+            selection = props.get(SELECTION_PROPERTY, "")
+            count = _int(props.get(DESELECTED_PROPERTY))
+            if count or "TVM_TEST_TARGETS=" in selection:
+                why.append(
+                    f"{label}: {count} of {_int(props[COLLECTED_PROPERTY])} cases deselected"
+                    + (f" ({selection})" if selection else "")
+                )
+        if "googletest" in target.producers:
+            found = props.get(GTEST_FILTER_PROPERTY)
+            if found is None:
+                why.append(f"{label}: selection not recorded (googletest without the kit's main)")
+            elif found not in ("*", ""):
+                why.append(f"{label}: googletest filter {found!r}")
+    return why
+
+
+def _int(value: object) -> int:
+    try:
+        return int(str(value))
+    except ValueError:
+        return 0
+
+
 def partial(run: Run) -> list[str]:
     """What keeps `run` from being the whole suite: the tests of the suite (run.json
     SUITE_KEY, what `//...` expands to under the run's flags) it did not run, whatever
     option caused it, or that the suite is not recorded; also negative patterns, other
-    patterns, and the options that filter cases within a target. [] for a whole-suite run.
-    A run without recorded arguments (a GPU-runner bundle) is judged by its own record."""
+    patterns, the options that filter cases within a target, and the targets whose test
+    process deselected cases (deselected()). [] for a whole-suite run. A run without
+    recorded arguments (a GPU-runner bundle) is judged by its own record and what its
+    targets recorded."""
     if "bazel_args" not in run.meta and not run.meta.get("bep_patterns"):
-        return [str(p) for p in run.meta.get("partial", [])]  # type: ignore[union-attr]
+        own = [str(p) for p in run.meta.get("partial", [])]  # type: ignore[union-attr]
+        return own + deselected(run)
     asked = pattern_list(run)
     why = [p for p in asked if p.startswith("-")]
     if "//..." not in asked:
         why.insert(0, "not //...")
-    why += [o for o in selection(run) if _option_name(o) in EXCLUDING_OPTIONS]
+    why += [o for o in selection(run) if _option_name(o) in (*EXCLUDING_OPTIONS, "test_env")]
     suite = run.meta.get(SUITE_KEY)
     labels = suite.get("targets") if isinstance(suite, dict) else None
     if not isinstance(labels, list):
@@ -156,7 +216,7 @@ def partial(run: Run) -> list[str]:
         if missing:
             shown = ", ".join(missing[:3]) + (", ..." if len(missing) > 3 else "")
             why.append(f"{len(missing)} of {len(labels)} suite tests not run ({shown})")
-    return why
+    return why + deselected(run)
 
 
 def identity_key(run: Run) -> str:

@@ -32,6 +32,15 @@ PASSING_STATUS = "PASSED"
 # The tag of a test target that reports no case on purpose (a target with no case is otherwise
 # a problem: a filtered or empty googletest binary exits 0 and reports nothing).
 EMPTY_ON_PURPOSE_TAG = "empty_on_purpose"
+# The tag prefix of a test target whose cases may all skip, followed by the reason
+# (`may_skip_all=<why>`). Otherwise a target whose every case skipped is a problem unless each
+# skip is one its config allows: a target it does not require cannot run here (a `_cuda`
+# target without a GPU under --config=cuda), which the case records in
+# UNAVAILABLE_TARGET_PROPERTY.
+MAY_SKIP_ALL_TAG = "may_skip_all="
+# ./bazelw, verdict.py and check-my-wheel: a partial run fails when this is "1" (.ci/run sets
+# it; `--allow-partial=<why>` turns it off for one invocation).
+REQUIRE_WHOLE_ENV = "TVM_CONFORMANCE_REQUIRE_WHOLE"
 # run.json's record of the targets a GPU run had to run: every `_cuda` test of the suite, from
 # the build graph (archive.py's `bazel query`), or, for a GPU-runner bundle, the suite's `_cuda`
 # list its build recorded (the lane bundle) or its own `_cuda` tests (a partial bundle, whose run
@@ -98,13 +107,21 @@ class Verdict:
         """True when the run has no problem at all."""
         return not self.problems
 
+    @property
+    def word(self) -> str:
+        """PASS (a whole run without a problem), PARTIAL PASS (a partial one: never read as
+        PASS by a job that gates on the text `verdict: PASS`) or FAIL."""
+        if not self.passed:
+            return "FAIL"
+        return "PARTIAL PASS" if self.partial else "PASS"
+
     def line(self, what: str = "") -> str:
-        """`verdict: PASS|FAIL (what): T targets (...), C cases: ..., N problems`."""
+        """`verdict: PASS|PARTIAL PASS|FAIL (what): T targets (...), C cases: ..., N problems`."""
         targets = ", ".join(f"{n} {s}" for s, n in sorted(self.statuses.items()))
         cases = ", ".join(f"{self.outcomes[o]} {o}" for o in CASE_OUTCOMES if self.outcomes[o])
         if self.partial and "PARTIAL" not in what:
             what += (" · " if what else "") + "PARTIAL: " + " ".join(self.partial)
-        head = f"verdict: {'PASS' if self.passed else 'FAIL'}" + (f" ({what})" if what else "")
+        head = f"verdict: {self.word}" + (f" ({what})" if what else "")
         return (
             f"{head}: {sum(self.statuses.values())} targets ({targets or 'none'}), "
             f"{sum(self.outcomes.values())} cases ({cases or 'none'}), "
@@ -250,18 +267,47 @@ def gpu_suite_problems(run: Run) -> list[str]:
     ]
 
 
+def all_skipped_problems(target: Any, gpu_required: bool) -> list[str]:
+    """`ALL SKIPPED` for a target that reported cases and ran none of them, unless every skip
+    is one its config allows (the case names a target that cannot run here, and the config
+    does not require that target: otherwise the skip is a problem of its own, `REQUIRED
+    TARGET SKIPPED` or `SKIPPED ON A GPU RUNNER`) or the target is tagged `may_skip_all=<why>`:
+    a target that checked nothing must say so."""
+    runs = [case for merged in target.cases for case in merged.runs()]
+    if not runs or any(case.outcome not in ("skipped", "disabled") for case in runs):
+        return []
+    if any(t.startswith(MAY_SKIP_ALL_TAG) and t[len(MAY_SKIP_ALL_TAG) :] for t in target.tags):
+        return []
+    unexplained = [
+        case
+        for case in runs
+        if not case.properties.get(UNAVAILABLE_TARGET_PROPERTY)
+        and not (gpu_required and _is_cuda(target.label, case))
+    ]
+    if not unexplained:
+        return []
+    reasons = collections.Counter(case.message for case in unexplained)
+    shown = "; ".join(f"{n}: {r[:80]}" for r, n in reasons.most_common(2))
+    return [
+        f"ALL SKIPPED: {target.label}: all {len(runs)} cases skipped ({shown}); none ran. Make "
+        f"them run, or tag the target `{MAY_SKIP_ALL_TAG}<why>` if that is its design"
+    ]
+
+
 def verdict_of(
     run: Run,
     registry: Registry,
     rows: Iterable[Any] = (),
     require_all: bool = False,
     isolation: bool = True,
+    require_whole: bool = False,
 ) -> Verdict:
     """The one verdict of a run, from Bazel's exit code, every target's status and every case.
 
     `rows` (objects with `label` and `case`, the conformance map's) only add problems of their
     own: a row naming a case its target did not report, or (require_all) a row whose target
-    did not run. Whether a case counts never depends on a row.
+    did not run. Whether a case counts never depends on a row. `require_whole`: a partial run
+    (run_identity.partial) is a problem, `PARTIAL`, naming what it left out.
     """
     problems: list[str] = []
     outcomes: collections.Counter[str] = collections.Counter()
@@ -295,6 +341,7 @@ def verdict_of(
                 f"NO CASES: {label} passed without reporting a single test case (a filtered or "
                 f"empty binary); tag it `{EMPTY_ON_PURPOSE_TAG}` if that is intended"
             )
+        problems.extend(all_skipped_problems(target, gpu_required))
         for merged in target.cases:
             outcomes[merged.outcome] += 1
             if merged.outcome in ("skipped", "disabled"):
@@ -342,6 +389,11 @@ def verdict_of(
                 f"MISSING: {row.label} :: {row.case}: a conformance row names a "
                 "case its target did not report"
             )
+    if require_whole and run.partial:
+        problems.append(
+            "PARTIAL: the run is not the whole suite and the whole suite is required "
+            f"(--require-whole): {' '.join(run.partial)}"
+        )
     # One line per problem, in first-seen order (several runs of a case may fail alike).
     problems = list(dict.fromkeys(problems))
     return Verdict(problems, outcomes, statuses, deviations, exit_code, run.partial, skip_reasons)
@@ -351,12 +403,48 @@ def main(argv: list[str] | None = None) -> int:
     """Command line: print a run's problems and its verdict line; exit 1 on FAIL."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("run", help="a run archive directory or a build event JSON file")
-    run = results.read_run(parser.parse_args(argv).run)
-    result = verdict_of(run, load_registry())
+    add_whole_options(parser)
+    args = parser.parse_args(argv)
+    whole = require_whole(args)
+    try:
+        run = results.read_run(args.run)
+    except (OSError, ValueError) as err:
+        print(f"verdict: cannot read the run: {err}", file=sys.stderr)
+        return 2
+    result = verdict_of(run, load_registry(), require_whole=whole)
     for problem in result.problems:
         print(f"verdict: {problem}")
+    if args.allow_partial is not None and run.partial:
+        print(f"verdict: partial run allowed (--allow-partial): {args.allow_partial}")
     print(result.line(run.identity_key()))
     return 0 if result.passed else 1
+
+
+def add_whole_options(parser: argparse.ArgumentParser) -> None:
+    """--require-whole and --allow-partial=WHY (default: the REQUIRE_WHOLE_ENV variable)."""
+    group = parser.add_mutually_exclusive_group()
+    group.add_argument(
+        "--require-whole",
+        action="store_true",
+        default=os.environ.get(REQUIRE_WHOLE_ENV) == "1",
+        help="a partial run fails (exit 1), naming what it left out "
+        f"(default when ${REQUIRE_WHOLE_ENV}=1)",
+    )
+    group.add_argument(
+        "--allow-partial",
+        metavar="WHY",
+        default=None,
+        help="a partial run may pass; WHY (required) is printed with the verdict",
+    )
+
+
+def require_whole(args: argparse.Namespace) -> bool:
+    """Whether the parsed options require a whole run (--allow-partial wins). An empty WHY
+    is bad input: exit 2 with one line."""
+    if args.allow_partial is not None and not args.allow_partial.strip():
+        print("verdict: --allow-partial needs the reason: --allow-partial=<why>", file=sys.stderr)
+        raise SystemExit(2)
+    return bool(args.require_whole) and args.allow_partial is None
 
 
 if __name__ == "__main__":

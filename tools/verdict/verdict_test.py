@@ -220,7 +220,14 @@ def test_identity_key_separates_wheels_lanes_and_configs(tmp_path: Path) -> None
 def test_a_gpu_runner_run_cannot_pass_by_skipping_its_cuda_cases(tmp_path: Path) -> None:
     tests = {
         "//pkg:b_test_cuda": junit(
-            [case_xml("test_run[cuda]", "skipped", "no cuda:0", properties={"tvm_target": "cuda"})]
+            [
+                case_xml(
+                    "test_run[cuda]",
+                    "skipped",
+                    "no cuda:0",
+                    properties={"tvm_target": "cuda", verdict.UNAVAILABLE_TARGET_PROPERTY: "cuda"},
+                )
+            ]
         ),
         "//pkg:c_test_llvm": junit(
             [
@@ -345,8 +352,8 @@ def test_a_partial_run_never_replaces_the_whole_run_of_its_wheel(tmp_path: Path)
     (column,) = named["columns"]
     assert column["title"] == "lane default · cpu · //... -//pkg:b_test · PARTIAL: -//pkg:b_test"
     assert column["verdict"]["line"].startswith(
-        "verdict: PASS (lane default · cpu · //... -//pkg:b_test · PARTIAL: -//pkg:b_test): "
-        "1 targets (1 PASSED)"
+        "verdict: PARTIAL PASS (lane default · cpu · //... -//pkg:b_test · "
+        "PARTIAL: -//pkg:b_test): 1 targets (1 PASSED)"
     )
     # verdict.py's own line (./bazelw) says it too.
     line = verdict.verdict_of(results.read_run(b), REGISTRY).line(
@@ -576,12 +583,10 @@ def test_a_skip_of_a_required_target_is_a_problem(
     if skipped:
         props[verdict.UNAVAILABLE_TARGET_PROPERTY] = skipped
     reason = NO_GPU if skipped == "cuda" else NO_LLVM
-    tests = {
-        f"//pkg:a_test_{skipped or 'llvm'}": junit(
-            [case_xml(f"test_x[{skipped or 'llvm'}]", "skipped", reason, properties=props)]
-        ),
-        **LLVM_ONLY,
-    }
+    cases = [case_xml(f"test_x[{skipped or 'llvm'}]", "skipped", reason, properties=props)]
+    if not skipped:  # beside a case that ran (a target whose every case skipped: ALL SKIPPED)
+        cases.append(case_xml("test_y[llvm]", properties={"tvm_target": "llvm"}))
+    tests = {f"//pkg:a_test_{skipped or 'llvm'}": junit(cases), **LLVM_ONLY}
     result = _verdict(tmp_path, tests, flags=flags)
     assert result.passed is not problem, result.problems
     required = [p for p in result.problems if p.startswith("REQUIRED TARGET SKIPPED")]
@@ -661,3 +666,46 @@ def test_the_suite_is_asked_for_under_the_runs_flags_not_its_selection(tmp_path:
     failing.chmod(0o755)
     record = archive.whole_suite(str(failing), str(tmp_path), ["test", "//..."])
     assert "targets" not in record and record["error"] == "ERROR: no such package"
+
+
+# --- Issue 50: a target whose cases all skipped -----------------------------------------------
+def _skipped(name: str, **properties: str) -> str:
+    return case_xml(name, "skipped", "needs a feature", properties=properties)
+
+
+@pytest.mark.parametrize(
+    ("flags", "cases", "tags", "problem"),
+    [
+        # 2 cases skipped for a reason no config allows: the target checked nothing.
+        ([], [_skipped("test_a"), _skipped("test_b")], [], True),
+        # One case ran: skips beside it are allowed, with their reasons.
+        ([], [_skipped("test_a"), case_xml("test_b")], [], False),
+        # A _cuda target without a GPU under --config=cuda: each skip names cuda, which the
+        # config does not require.
+        (
+            ["--//tools/config:cuda"],
+            [_skipped("test_a[cuda]", tvm_target="cuda", tvm_unavailable_target="cuda")],
+            [],
+            False,
+        ),
+        # Tagged as allowed, with the reason.
+        ([], [_skipped("test_a")], ["may_skip_all=runtime-only cases skip outside deploy"], False),
+        # The tag without a reason allows nothing.
+        ([], [_skipped("test_a")], ["may_skip_all="], True),
+    ],
+)
+def test_a_target_whose_cases_all_skipped_is_a_problem_unless_allowed(
+    tmp_path: Path, flags: list[str], cases: list[str], tags: list[str], problem: bool
+) -> None:
+    label = "//pkg:b_test_cuda" if flags else "//pkg:b_test"
+    tests = {label: junit(cases), **GOOD}
+    result = _verdict(tmp_path, tests, flags=flags, tags={label: tags})
+    found = [p for p in result.problems if p.startswith("ALL SKIPPED")]
+    if problem:
+        assert found == [
+            f"ALL SKIPPED: {label}: all {len(cases)} cases skipped ({len(cases)}: needs a "
+            "feature); none ran. Make them run, or tag the target `may_skip_all=<why>` if that "
+            "is its design"
+        ]
+    else:
+        assert found == [] and result.passed, result.problems

@@ -53,8 +53,18 @@ def case_xml(
     )
 
 
-def junit(cases: list[str], suite_properties: dict[str, str] | None = None) -> str:
-    """A pytest JUnit file around `case_xml` strings."""
+def junit(
+    cases: list[str], suite_properties: dict[str, str] | None = None, recorded: bool = True
+) -> str:
+    """A pytest JUnit file around `case_xml` strings; `recorded`: with the selection record
+    the kit's plugin writes (every case collected, none deselected), overridden by
+    `suite_properties`."""
+    if recorded:
+        suite_properties = {
+            "tvm_collected": str(len(cases)),
+            "tvm_deselected": "0",
+            **(suite_properties or {}),
+        }
     props = ""
     if suite_properties:
         props = (

@@ -107,7 +107,10 @@ def _default(compiled: str = "passed") -> dict[str, str]:
 
 
 def _cuda(outcome: str, message: str = "") -> dict[str, str]:
-    case = case_xml("test_run[cuda]", outcome, message, properties={"tvm_target": "cuda"})
+    properties = {"tvm_target": "cuda"}
+    if outcome == "skipped":  # the plugin names the target that cannot run here
+        properties["tvm_unavailable_target"] = "cuda"
+    case = case_xml("test_run[cuda]", outcome, message, properties=properties)
     return {"//py:cuda_test_cuda": junit([case])}
 
 
