@@ -48,9 +48,9 @@ DLDevice VariantDevice(std::string* why_not);
 // In a test body or SetUp: when `why_not` (from VariantDevice) is set, skips
 // the case naming why, or fails it under the GPU runner config, where a cuda
 // case must never pass by skipping. A skip records the JUnit property
-// `tvm_unavailable_target` (as the pytest plugin does), which the verdict reads:
-// a skip of a target the config requires is a problem, and a target whose cases
-// all skip passes only when they skip for such a target.
+// `tvm_unavailable_target` (as the pytest plugin does), which the verdict
+// reads: a skip of a target the config requires is a problem, and a target
+// whose cases all skip passes only when they skip for such a target.
 #define TVM_CONFORMANCE_SKIP_UNLESS_RUNNABLE(why_not)                      \
   do {                                                                     \
     if (!(why_not).empty()) {                                              \
