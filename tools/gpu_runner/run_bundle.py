@@ -164,14 +164,36 @@ def manifest_tests(manifest: dict, require_gpu: bool) -> list:
     return out
 
 
+# The fields each tests.json entry must have, with their types (make_bundle.py writes them).
+MANIFEST_FIELDS = {"label": str, "argv": list, "env": dict, "kind": str}
+
+
 def read_manifest() -> dict:
-    """The bundle's tests.json (BadInput when it is missing or unreadable)."""
+    """The bundle's tests.json (BadInput when it is missing or unreadable, or an entry lacks
+    a field or has one of another type: one line naming the entry and the field)."""
     try:
         with open(MANIFEST, encoding="utf-8") as stream:
             manifest = json.load(stream)
-        manifest["tests"]
+        tests = manifest["tests"]
+        if not isinstance(tests, list):
+            raise TypeError("`tests` is not a list")
     except (OSError, ValueError, KeyError, TypeError) as err:
         raise BadInput(f"{MANIFEST}: {err}; this bundle is incomplete (rebuild it)") from None
+    for index, test in enumerate(tests):
+        where = f"{MANIFEST}: tests[{index}]"
+        if not isinstance(test, dict):
+            raise BadInput(f"{where} is not an object; this bundle is broken (rebuild it)")
+        where += f" ({test['label']})" if isinstance(test.get("label"), str) else ""
+        for name, kind in MANIFEST_FIELDS.items():
+            if name not in test:
+                raise BadInput(f"{where} has no `{name}`; this bundle is broken (rebuild it)")
+            if not isinstance(test[name], kind):
+                raise BadInput(
+                    f"{where}: `{name}` is a {type(test[name]).__name__}, not a "
+                    f"{kind.__name__}; this bundle is broken (rebuild it)"
+                )
+        if not test["argv"] or not all(isinstance(a, str) for a in test["argv"]):
+            raise BadInput(f"{where}: `argv` must be a non-empty list of strings (rebuild it)")
     return manifest
 
 
@@ -352,6 +374,7 @@ def _main() -> int:
         action="store_true",
         help="run the preflight (tvm_conformance/preflight.py) and no test",
     )
+    verdict.add_whole_options(parser)
     parser.add_argument(
         "-j",
         "--jobs",
@@ -360,6 +383,7 @@ def _main() -> int:
         help="tests run at once (default: the cores, %(default)s here); 1 runs them in order",
     )
     args = parser.parse_args()
+    whole = verdict.require_whole(args)
     if args.jobs < 1:
         raise BadInput(f"--jobs {args.jobs}: must be at least 1")
     require_gpu = (
@@ -368,6 +392,9 @@ def _main() -> int:
     manifest = read_manifest()
     planned = manifest_tests(manifest, require_gpu)
     gpu_suite, partial = suite_record(manifest)
+    if not require_gpu:
+        # cuda cases may skip: the run cannot stand for a GPU run of the suite.
+        partial = [*partial, "GPU not required (--no-require-gpu or TVM_CONFORMANCE_REQUIRE_GPU=0)"]
     start = time.time()
     ident = identity()
     lane = str(ident.get("lane", "default"))
@@ -471,9 +498,11 @@ def _main() -> int:
     )
     # The kit's verdict on this run's archive, as ./bazelw prints it: every case counts.
     run = results.read_run(out)
-    result = verdict.verdict_of(run, verdict.load_registry(WORKSPACE))
+    result = verdict.verdict_of(run, verdict.load_registry(WORKSPACE), require_whole=whole)
     for problem in result.problems:
         print(f"verdict: {problem}")
+    if args.allow_partial is not None and run.partial:
+        print(f"verdict: partial run allowed (--allow-partial): {args.allow_partial}")
     print(result.line(run.identity_key()))
     return 0 if result.passed else 1
 

@@ -10,6 +10,7 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "verdict"))
 import run_bundle  # noqa: E402
+import verdict  # noqa: E402
 
 PY = sys.executable
 PLANTED = {
@@ -195,3 +196,41 @@ def test_a_bundle_without_its_manifest_exits_2(
     monkeypatch.setattr(sys, "argv", ["run.sh", "--skip-preflight"])
     assert run_bundle.main() == 2
     assert "tests.json" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("field", sorted(run_bundle.MANIFEST_FIELDS))
+def test_a_manifest_entry_without_a_field_is_one_line_and_exit_2(
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+    field: str,
+) -> None:
+    import json
+
+    here = fake_bundle(tmp_path, monkeypatch, "passed")
+    manifest = json.loads((here / "tests.json").read_text())
+    del manifest["tests"][0][field]
+    (here / "tests.json").write_text(json.dumps(manifest))
+    monkeypatch.setattr(sys, "argv", ["run.sh", "--skip-preflight"])
+    assert run_bundle.main() == 2
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1 and "Traceback" not in err, err
+    assert "tests[0]" in err and f"has no `{field}`" in err, err
+
+
+def test_without_a_required_gpu_the_verdict_is_labelled_partial(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    fake_bundle(tmp_path, monkeypatch, "passed")
+    monkeypatch.delenv(verdict.REQUIRE_WHOLE_ENV, raising=False)
+    base = ["run.sh", "--skip-preflight", "--no-require-gpu"]
+    monkeypatch.setattr(sys, "argv", [*base, "--out", str(tmp_path / "a")])
+    assert run_bundle.main() == 0
+    last = capsys.readouterr().out.strip().splitlines()[-1]
+    assert last.startswith("verdict: PARTIAL PASS (") and "GPU not required" in last, last
+    # With the whole suite required it fails, saying why; --allow-partial lets it pass.
+    monkeypatch.setattr(sys, "argv", [*base, "--require-whole", "--out", str(tmp_path / "b")])
+    assert run_bundle.main() == 1
+    assert "verdict: PARTIAL: " in capsys.readouterr().out
+    monkeypatch.setattr(sys, "argv", [*base, "--allow-partial=smoke", "--out", str(tmp_path / "c")])
+    assert run_bundle.main() == 0
