@@ -213,8 +213,10 @@ def _pages() -> dict[str, str]:
 
 def test_mutant_figures_are_the_records() -> None:
     record = load_record()
+    pages = _pages()
+    assert {"docs/mutation.md", "docs/results.md", "docs/lanes.md"} <= set(pages), sorted(pages)
     wrong = []
-    for path, text in _pages().items():
+    for path, text in pages.items():
         bad, spans = checked_figures(text, record)
         bad += area_tables(text, record)
         bad += [
