@@ -463,6 +463,7 @@ def _main() -> int:
     events.append(event_writer.build_finished_event(int(end * 1000), 1 if failed else 0))
     event_writer.write_events(os.path.join(out, "build_events.json"), events)
     meta = {
+        results.ARCHIVE_VERSION_KEY: results.ARCHIVE_VERSION,
         "runner": "gpu_runner bundle",
         "python": sys.version.split()[0],
         "require_gpu": require_gpu,

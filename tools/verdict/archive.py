@@ -255,6 +255,7 @@ def archive_run(
             os.makedirs(os.path.dirname(outputs), exist_ok=True)
             shutil.copyfile(a.outputs, outputs)
     meta = {
+        results.ARCHIVE_VERSION_KEY: results.ARCHIVE_VERSION,
         "bazel_args": args,
         "exit_code": exit_code,
         "start": start,

@@ -149,7 +149,11 @@ def main(argv: list[str]) -> int:
     if not rows:
         print(f"conformance: no rows found in {args.doc}", file=sys.stderr)
         return 1
-    run = results.read_run(args.run)
+    try:
+        run = results.read_run(args.run)
+    except (OSError, ValueError) as err:
+        print(f"conformance: cannot read the run: {err}", file=sys.stderr)
+        return 2
     print(f"conformance: run {args.run} (lane {run.lane}, {len(run.targets)} test targets)")
     problems = check(
         rows, run, verdict.load_registry(), args.require_all, not args.no_variant_isolation

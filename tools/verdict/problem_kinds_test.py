@@ -28,11 +28,6 @@ RESULTS_DOC = "docs/results.md"
 # The header cells that start the two tables of docs/results.md this test reads.
 KINDS_HEADER = "problem kind"
 OTHER_LINES_HEADER = "line"
-# Kinds that branches not merged yet add to verdict.py (issue 50): PARTIAL (a partial run under
-# --require-whole) and ALL SKIPPED (a target whose every case skipped for a reason its config
-# does not allow). Their rows are in the table already; empty this set when they are merged
-# (test_kinds_raised_elsewhere_are_not_raised_here says when).
-KINDS_RAISED_ELSEWHERE = frozenset({"PARTIAL", "ALL SKIPPED"})
 # Kind-shaped strings of verdict.py that are not problems: the verdict line's own
 # `PARTIAL: <what it left out>` label (Verdict.line). By (function, kind).
 NOT_PROBLEMS = frozenset({("line", "PARTIAL")})
@@ -292,14 +287,14 @@ def table_kinds(markdown: str) -> list[str]:
     return kinds
 
 
-def drift(raised: set[str], table: list[str], elsewhere: frozenset[str]) -> list[str]:
+def drift(raised: set[str], table: list[str]) -> list[str]:
     """What is wrong between the kinds raised and the table's rows, one line each."""
     wrong = [
         f"`{k}`: raised by {VERDICT}, no row in {RESULTS_DOC}" for k in sorted(raised - set(table))
     ]
     wrong += [
         f"`{k}`: a row in {RESULTS_DOC}, not raised by {VERDICT}"
-        for k in sorted(set(table) - raised - elsewhere)
+        for k in sorted(set(table) - raised)
     ]
     wrong += [
         f"`{k}`: {RESULTS_DOC} has {table.count(k)} rows"
@@ -319,7 +314,7 @@ def _doc() -> str:
 
 def test_every_kind_the_verdict_raises_has_one_row_and_every_row_is_raised() -> None:
     kinds = _verdict()
-    wrong = drift(set(kinds.kinds), table_kinds(_doc()), KINDS_RAISED_ELSEWHERE)
+    wrong = drift(set(kinds.kinds), table_kinds(_doc()))
     assert not wrong, "the problem kinds and docs/results.md's table differ:\n" + "\n".join(wrong)
 
 
@@ -339,13 +334,6 @@ def test_no_kind_shaped_string_of_verdict_py_escapes_the_reader() -> None:
     ]
     assert not unreached, "kind-shaped strings that reach no problems list:\n" + "\n".join(
         unreached
-    )
-
-
-def test_kinds_raised_elsewhere_are_not_raised_here() -> None:
-    raised = set(_verdict().kinds) & KINDS_RAISED_ELSEWHERE
-    assert not raised, (
-        f"{VERDICT} raises {sorted(raised)} now: take them out of KINDS_RAISED_ELSEWHERE"
     )
 
 
@@ -407,12 +395,13 @@ def test_a_new_kind_and_a_removed_kind_are_both_caught() -> None:
     planted = PLANTED.replace('"EMPTY RUN: nothing"', 'f"NEW KIND: {run}"')
     raised = set(ProblemKinds(planted).kinds)
     table = sorted(set(ProblemKinds(PLANTED).kinds))
-    assert drift(raised, table, frozenset()) == [
+    assert drift(raised, table) == [
         f"`NEW KIND`: raised by {VERDICT}, no row in {RESULTS_DOC}",
         f"`EMPTY RUN`: a row in {RESULTS_DOC}, not raised by {VERDICT}",
     ]
-    assert drift(raised, [*table, "NEW KIND", "NEW KIND"], frozenset({"EMPTY RUN"})) == [
-        f"`NEW KIND`: {RESULTS_DOC} has 2 rows"
+    assert drift(raised, [*table, "NEW KIND", "NEW KIND"]) == [
+        f"`EMPTY RUN`: a row in {RESULTS_DOC}, not raised by {VERDICT}",
+        f"`NEW KIND`: {RESULTS_DOC} has 2 rows",
     ]
 
 
@@ -420,7 +409,7 @@ def test_the_real_table_fails_on_a_planted_kind() -> None:
     source = Path(rlocation(VERDICT)).read_text(encoding="utf-8")
     planted = source.replace('"EMPTY RUN: no test target', '"PLANTED DRIFT: no test target', 1)
     assert planted != source
-    wrong = drift(set(ProblemKinds(planted).kinds), table_kinds(_doc()), KINDS_RAISED_ELSEWHERE)
+    wrong = drift(set(ProblemKinds(planted).kinds), table_kinds(_doc()))
     assert wrong == [
         f"`PLANTED DRIFT`: raised by {VERDICT}, no row in {RESULTS_DOC}",
         f"`EMPTY RUN`: a row in {RESULTS_DOC}, not raised by {VERDICT}",

@@ -76,14 +76,18 @@ def main(argv: list[str] | None = None) -> int:
         run_dirs = [d for p in paths for d in results.runs_in(p)]
     except FileNotFoundError as err:
         print(f"report: {err}; run ./bazelw test first", file=sys.stderr)
-        return 1
+        return 2 if named else 1
     if not run_dirs:
         print(
             f"report: no run archives in {', '.join(paths)}; run ./bazelw test first",
             file=sys.stderr,
         )
         return 1
-    runs = [results.read_run(d) for d in run_dirs]
+    try:
+        runs = [results.read_run(d) for d in run_dirs]
+    except (OSError, ValueError) as err:
+        print(f"report: cannot read a run: {err}", file=sys.stderr)
+        return 2
     with open(args.conformance, encoding="utf-8") as stream:
         rows = conformance_check.parse_rows(stream.read())
     # Runs named on the command line are shown as given (each its own column); a directory of

@@ -47,6 +47,10 @@ ARCHIVE_EVENTS = "build_events.json"
 ARCHIVE_META = "run.json"
 ARCHIVE_TESTS = "tests"
 ARCHIVE_OUTPUTS = "outputs.zip"
+# The version of run.json this kit writes (archive.py, the GPU runner) and the newest it reads;
+# an archive without it is from before versions (read as version 0).
+ARCHIVE_VERSION = 1
+ARCHIVE_VERSION_KEY = "archive_version"
 # Who wrote a JUnit file: pytest names its suite "pytest", googletest its root "AllTests";
 # anything else (Bazel's own XML for a test that wrote none) is "other".
 PYTEST, GOOGLETEST, OTHER = "pytest", "googletest", "other"
@@ -505,7 +509,9 @@ def _started_finished(events: list[dict]) -> dict[str, object]:
 
 
 def read_run(path: str) -> Run:
-    """Read a run archive directory or a build event JSON file."""
+    """Read a run archive directory or a build event JSON file (FileNotFoundError when there
+    is none; ValueError for a run.json that is not JSON, or of a version this kit does not
+    read)."""
     archive = os.path.isdir(path)
     bep = os.path.join(path, ARCHIVE_EVENTS) if archive else path
     if not os.path.isfile(bep):
@@ -514,7 +520,14 @@ def read_run(path: str) -> Run:
     meta: dict[str, object] = _started_finished(events)
     if archive and os.path.isfile(os.path.join(path, ARCHIVE_META)):
         with open(os.path.join(path, ARCHIVE_META), encoding="utf-8") as stream:
-            meta.update(json.load(stream))
+            record = json.load(stream)
+        version = record.get(ARCHIVE_VERSION_KEY, 0) if isinstance(record, dict) else None
+        if not isinstance(version, int) or isinstance(version, bool) or version > ARCHIVE_VERSION:
+            raise ValueError(
+                f"{path}: {ARCHIVE_META} is not a run record of a version this kit reads "
+                f"({ARCHIVE_VERSION_KEY} {version!r}; it reads up to {ARCHIVE_VERSION})"
+            )
+        meta.update(record)
     options = command_options(events)
     flags = run_identity.config_flags(options)
     if options:

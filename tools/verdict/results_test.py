@@ -240,3 +240,62 @@ def test_remote_uris_of_shards_and_runs_fall_back_to_their_own_folders(
     assert sorted(c.name for c in target.cases) == sorted(f"test_{f}" for f in folders)
     assert not target.errors
     assert target.output_json("where.json") in folders
+
+
+def _with_run_json(tmp_path: Path, text: str) -> str:
+    run_dir = fake_runs.archive(tmp_path, {"//p:a": junit([case_xml("test_t")])})
+    Path(run_dir, results.ARCHIVE_META).write_text(text)
+    return run_dir
+
+
+def test_the_archive_records_its_version_and_older_ones_still_read(tmp_path: Path) -> None:
+    import archive
+
+    assert archive.results.ARCHIVE_VERSION == results.ARCHIVE_VERSION == 1
+    older = _with_run_json(tmp_path, json.dumps({"exit_code": 0}))
+    assert results.read_run(older).exit_code == 0
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        json.dumps({results.ARCHIVE_VERSION_KEY: results.ARCHIVE_VERSION + 1}),
+        json.dumps({results.ARCHIVE_VERSION_KEY: "1"}),
+        json.dumps([1, 2]),
+        "{not json",
+    ],
+)
+def test_a_run_record_this_kit_cannot_read_is_refused(tmp_path: Path, text: str) -> None:
+    run_dir = _with_run_json(tmp_path, text)
+    with pytest.raises(ValueError):
+        results.read_run(run_dir)
+
+
+@pytest.mark.parametrize(
+    ("script", "args"),
+    [
+        ("verdict.py", []),
+        ("conformance_check.py", ["--run"]),
+        ("report.py", ["--out", "OUT"]),
+    ],
+)
+def test_a_refused_archive_is_one_line_and_exit_2(
+    tmp_path: Path, script: str, args: list[str]
+) -> None:
+    run_dir = _with_run_json(tmp_path, json.dumps({results.ARCHIVE_VERSION_KEY: 99}))
+    doc = tmp_path / "conformance.md"
+    doc.write_text("| row | seed | `//p:a :: test_t` |\n")
+    tool = Path(results.__file__).with_name(script)
+    argv = [a.replace("OUT", str(tmp_path / "out")) for a in args]
+    if script == "conformance_check.py":
+        argv = [*argv, run_dir, str(doc)]
+    elif script == "report.py":
+        argv = [*argv, "--conformance", str(doc), run_dir]
+    else:
+        argv = [*argv, run_dir]
+    proc = subprocess.run(
+        [sys.executable, str(tool), *argv], capture_output=True, text=True, cwd=tmp_path
+    )
+    assert proc.returncode == 2, proc.stdout + proc.stderr
+    assert "Traceback" not in proc.stderr and len(proc.stderr.strip().splitlines()) == 1
+    assert "archive_version 99" in proc.stderr
