@@ -227,6 +227,8 @@ def test_end_to_end_a_wheel_that_fixes_a_deviation_reads_pass(tmp_path: Path) ->
     path = os.pathsep.join(p for p in (python_dir, os.environ.get("PYTHONPATH", "")) if p)
     proc = subprocess.run(
         [sys.executable, "-m", "pytest", "-c", "pytest.ini", "-p", "no:cacheprovider"]
+        # The kit's plugin, as in every tvm_py_test: it records the session's selection.
+        + ["-p", "tvm_conformance.pytest_plugin"]
         + ["--junitxml=junit.xml", "-q", "test_inner.py"],
         cwd=inner,
         env=dict(os.environ, PYTHONPATH=path),

@@ -235,8 +235,6 @@ class Fixed:
 
     cases: dict[tuple[str, str], str] = dataclasses.field(default_factory=dict)  # -> dev id
     targets: set[str] = dataclasses.field(default_factory=set)
-    # verdict_of's `FAILED: ...` lines of those cases' runs (the case loop writes them).
-    failed_lines: set[str] = dataclasses.field(default_factory=set)
 
     def by_id(self) -> dict[str, list[str]]:
         """Deviation id -> its fixed cases, `label :: case`, sorted."""
@@ -267,9 +265,6 @@ def fixed_deviations(run: Run, registry: Registry) -> Fixed:
         runs = merged.runs()
         if all(_fixed_run(registry, table, target.label, case) for case in runs):
             fixed.cases[(target.label, merged.name)] = str(merged.deviation)
-            fixed.failed_lines.update(
-                f"FAILED: {target.label} :: {c.name}: {c.message[:200]}" for c in runs
-            )
     for label, target in run.targets.items():
         failed = [c for m in target.cases for c in m.runs() if c.outcome == "failed"]
         # Exactly FAILED (not TIMEOUT, FLAKY, ...), fully read, and only fixed cases failed.
@@ -453,7 +448,8 @@ def verdict_of(
                 deviations[merged.deviation] += 1
             # Every run of the case counts (--runs_per_test), whatever their order.
             for case in merged.runs():
-                if case.outcome == "failed":
+                # A fixed deviation's XPASS is no failure (fixed_deviations).
+                if case.outcome == "failed" and (label, case.name) not in fixed.cases:
                     problems.append(f"FAILED: {label} :: {case.name}: {case.message[:200]}")
                 elif (
                     case.outcome in ("skipped", "disabled")
@@ -479,7 +475,6 @@ def verdict_of(
         )
     if gpu_required:
         problems += gpu_suite_problems(run)
-    problems = [p for p in problems if p not in fixed.failed_lines]
     problems += deviation_problems(run, registry, fixed)
     if isolation:
         problems += isolation_problems(run)
