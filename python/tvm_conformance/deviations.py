@@ -12,8 +12,9 @@ The mark is a strict xfail with ``raises=`` set to the exception the deviation p
 * the test failing in another way (an import error, a compile error, a worse regression)
   reports ``failed``; a crash deviation accepts only its recorded signal
   (``crash_isolation.crashed_by(signal)``);
-* the test passing (upstream fixed it) reports ``failed`` (strict XPASS), and the conformance
-  check names the deviation to remove.
+* the test passing (upstream fixed it) reports ``failed`` (strict XPASS): on a lane's pinned
+  TVM the verdict names the deviation to remove; on a TVM no lane pins (a user's wheel) it
+  reports the deviation as fixed (tools/verdict/verdict.py, ``fixed_deviations``).
 
 The xfail reason starts with ``deviation <id>:`` so tools reading JUnit XML can tell which
 deviation a case exercised (:data:`REASON_PREFIX`). Where a deviation does not apply to the

@@ -27,7 +27,9 @@ HEADER = """\
 Each row is a behaviour where TVM or tvm-ffi does not do what a seed document or upstream
 promises. Its tests are strict xfails (`tvm_conformance.deviations.xfail("<id>")`): they report
 `xfailed` while TVM behaves as recorded, and fail when it behaves otherwise, also when it starts
-to behave as promised (then remove the entry). `.ci/run`'s conformance check fails on an xfail
+to behave as promised: on a lane's pinned TVM the registry is then stale (remove the entry); on
+any other TVM x tvm-ffi pair (your wheel) the verdict reports the deviation as fixed and passes
+if nothing else failed (docs/results.md). `.ci/run`'s conformance check fails on an xfail
 that is not listed here, and on an xfailed case that its deviation's `test` cell does not list
 (`*` in a case stands for any characters). Kind `crash`: the process dies of the signal named;
 the test runs it in a subprocess and only that signal is the deviation. Lanes: where the

@@ -15,15 +15,20 @@ import datetime
 import json
 import os
 import platform
+import re
 import shutil
 import subprocess
 import sys
 import time
+from pathlib import Path
 from typing import Any
 
 import results
 import run_identity
 from results import ARCHIVE_EVENTS, ARCHIVE_META, archived_outputs, archived_xml
+
+# The workspace this file is in: the lanes table and every lane's locks are read from it.
+WORKSPACE = os.path.normpath(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", ".."))
 
 
 def venv_repository(lane: str, gpu: bool = False) -> str:
@@ -75,6 +80,69 @@ def identity_of(record: dict[str, Any], lane: str) -> dict[str, Any]:
         if record.get("lock_instead_of"):
             identity["torch"]["instead_of"] = record["lock_instead_of"]
     return identity
+
+
+# The identity's keys of the wheels a lane pins, and their distributions in a lock.
+PINNED_DISTS = {"tvm": "apache-tvm", "tvm_ffi": "apache-tvm-ffi"}
+_REQUIREMENT = re.compile(r"^(?P<name>[A-Za-z0-9][A-Za-z0-9._-]*)(\[[^]]*\])?\s*==")
+_HASH = re.compile(r"--hash=sha256:(?P<sha>[0-9a-fA-F]{64})")
+
+
+def lock_hashes(text: str) -> dict[str, set[str]]:
+    """{distribution: its sha256s} of a hashed lock (pip-compile --generate-hashes: a
+    `name==version \\` line, then its `--hash=sha256:...` lines), names canonical."""
+    found: dict[str, set[str]] = {}
+    current = ""
+    for line in text.splitlines():
+        match = _REQUIREMENT.match(line)
+        if match:
+            current = re.sub(r"[-_.]+", "-", match["name"]).lower()
+            found.setdefault(current, set())
+        elif not line[:1].isspace():
+            current = ""  # a comment or option line ends the entry
+        if current:
+            found[current].update(h["sha"].lower() for h in _HASH.finditer(line))
+    return found
+
+
+def lane_locks(workspace: str = WORKSPACE) -> list[str]:
+    """Every lane's locks (lock, GPU flavour, per-Python), workspace-relative, from the lanes
+    table (tools/config/lanes.bzl). Raises ImportError, OSError or ValueError when the table
+    cannot be read (a GPU-runner bundle has none)."""
+    try:
+        import lanes
+    except ImportError:
+        sys.path.append(os.path.join(workspace, "tools", "config"))
+        import lanes
+    table = lanes.read_lanes(Path(workspace, "tools", "config", "lanes.bzl"))
+    found = []
+    for lane in table.values():
+        names = [lane.get("lock"), lane.get("gpu_lock"), *lane.get("python_locks", {}).values()]
+        found += [f"third_party/python/{n}" for n in names if n]
+    return list(dict.fromkeys(found))
+
+
+def pinned_of(identity: dict[str, Any], workspace: str = WORKSPACE) -> dict[str, Any]:
+    """Whether the run's TVM x tvm-ffi pair is one a lane pins: `{"pinned": True, "pinned_by":
+    lock}` when one of the lanes' locks hashes both wheels' sha256, `{"pinned": False}` when
+    none does; `{"pinned_unknown": why}` when a sha256 or the locks cannot be read (the
+    verdict then holds the run to the registry as a pinned one: verdict.pinned_run)."""
+    shas = {}
+    for key, dist in PINNED_DISTS.items():
+        entry = identity.get(key)
+        sha = entry.get("sha256") if isinstance(entry, dict) else None
+        if not isinstance(sha, str) or not re.fullmatch(r"[0-9a-fA-F]{64}", sha):
+            return {"pinned_unknown": f"no sha256 of {dist} in the venv record"}
+        shas[dist] = sha.lower()
+    try:
+        for lock in lane_locks(workspace):
+            with open(os.path.join(workspace, lock), encoding="utf-8") as stream:
+                hashes = lock_hashes(stream.read())
+            if all(sha in hashes.get(dist, set()) for dist, sha in shas.items()):
+                return {"pinned": True, "pinned_by": lock}
+    except (ImportError, OSError, ValueError) as err:
+        return {"pinned_unknown": f"the lanes' locks cannot be read: {err}"[:300]}
+    return {"pinned": False}
 
 
 def machine_facts() -> dict[str, str]:
@@ -254,6 +322,9 @@ def archive_run(
             )
             os.makedirs(os.path.dirname(outputs), exist_ok=True)
             shutil.copyfile(a.outputs, outputs)
+    identity = identity_of(record, lane) if record else {"lane": lane}
+    if record:
+        identity.update(pinned_of(identity))
     meta = {
         results.ARCHIVE_VERSION_KEY: results.ARCHIVE_VERSION,
         "bazel_args": args,
@@ -267,7 +338,7 @@ def archive_run(
         "config": run_identity.config_name(flags),
         "cuda": run_identity.flag_on(flags, "cuda"),
         "cuda_gpu": run_identity.flag_on(flags, "require_gpu"),
-        "identity": identity_of(record, lane) if record else {"lane": lane},
+        "identity": identity,
         "venv_record": record,
         "machine": machine_facts(),
         "targets": len({a.label for a in attempts}),

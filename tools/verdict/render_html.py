@@ -131,6 +131,19 @@ def render(report: dict) -> str:
                     f"<td>{e(d['actual'])}</td><td>{len(d['cases'])}</td></tr>"
                 )
             parts.append("</table>")
+        if col.get("fixed"):
+            parts.append(
+                "<table class='fixed'><tr><th>fixed deviation</th>"
+                "<th>what the pinned TVM does</th><th>cases</th></tr>"
+            )
+            for dev_id, d in col["fixed"].items():
+                url = upstream_url(d.get("upstream", ""))
+                link = f" <a href='{e(url)}'>upstream</a>" if url else ""
+                parts.append(
+                    f"<tr><td>{e(dev_id)}{link}</td><td>{e(d['actual'])}</td>"
+                    f"<td>{'<br>'.join(e(c) for c in d['cases'])}</td></tr>"
+                )
+            parts.append("</table>")
         if col["skips"]:
             parts.append("<table><tr><th>skipped cases</th><th>reason</th></tr>")
             parts += [f"<tr><td>{n}</td><td>{e(r)}</td></tr>" for r, n in col["skips"].items()]

@@ -57,6 +57,12 @@ def render(report: dict) -> str:
             for dev_id, d in col["deviations"].items():
                 out.append(f"| `{dev_id}` | {d['kind']} | {_md(d['actual'])} | {len(d['cases'])} |")
             out.append("")
+        if col.get("fixed"):
+            out += ["| fixed deviation | what the pinned TVM does | cases |", "|---|---|---|"]
+            for dev_id, d in col["fixed"].items():
+                cases = "; ".join(d["cases"])
+                out.append(f"| `{dev_id}` | {_md(d['actual'])} | {_md(cases)} |")
+            out.append("")
         if col["skips"]:
             out += ["| skipped cases | reason |", "|---|---|"]
             out += [f"| {n} | {_md(reason)} |" for reason, n in col["skips"].items()]

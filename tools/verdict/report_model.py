@@ -85,17 +85,24 @@ class Cell:
 
 
 def outcome_of(
-    label: str, case_id: str, run: results.Run, registry: verdict.Registry
+    label: str,
+    case_id: str,
+    run: results.Run,
+    registry: verdict.Registry,
+    fixed: verdict.Fixed | None = None,
 ) -> Outcome | None:
     """The outcome of one case a row names, or None when its target did not run; of several
-    runs of the case (--runs_per_test), the worst (CELL_ORDER), whatever their order."""
+    runs of the case (--runs_per_test), the worst (CELL_ORDER), whatever their order. `fixed`:
+    the run's fixed deviations (verdict.fixed_deviations), computed when not given."""
     target = run.targets.get(label)
     if target is None:
         return None
     case = target.case(case_id)
     if case is None:
         return _run_outcome(label, case_id, target, None, registry)
-    found = [_run_outcome(label, case_id, target, each, registry) for each in case.runs()]
+    fixed = verdict.fixed_deviations(run, registry) if fixed is None else fixed
+    fixed_id = fixed.cases.get((label, case.name), "")
+    found = [_run_outcome(label, case_id, target, each, registry, fixed_id) for each in case.runs()]
     return min(found, key=lambda o: CELL_ORDER.index(o.status))
 
 
@@ -105,8 +112,10 @@ def _run_outcome(
     target: results.TargetResult,
     case: results.Case | None,
     registry: verdict.Registry,
+    fixed_id: str = "",
 ) -> Outcome:
-    """The outcome of one run of one case (None: the target did not report it)."""
+    """The outcome of one run of one case (None: the target did not report it); `fixed_id`:
+    the deviation an unpinned TVM fixed in this case (its strict XPASS holds the behaviour)."""
     test = f"{label} :: {case_id}"
     suffix = verdict.variant_suffix(label)
     default_target = suffix if suffix in verdict.TARGET_SUFFIXES else "any"
@@ -128,6 +137,10 @@ def _run_outcome(
             status = "crashed" if dev.kind == "crash" else "deviation"
             return Outcome(test, *where, status, dev.actual, dev.id)
         return Outcome(test, *where, "failed", f"xfail not listed for this case: {case.message}")
+    if case.xpass_strict and fixed_id:
+        return Outcome(
+            test, *where, "passed", f"deviation {fixed_id} fixed: its xfail passed", fixed_id
+        )
     if case.xpass_strict:
         return Outcome(
             test, *where, "failed", f"XPASS: deviation {case.deviation} no longer occurs"
@@ -159,10 +172,11 @@ def behaviours(rows: list[conformance_check.Row]) -> list[Behaviour]:
 def cells_of(run: results.Run, items: list[Behaviour], registry: verdict.Registry) -> list[Cell]:
     """One cell per behaviour for one run."""
     cells = []
+    fixed = verdict.fixed_deviations(run, registry)
     for item in items:
         cell = Cell()
         for label, case_id in item.tests:
-            found = outcome_of(label, case_id, run, registry)
+            found = outcome_of(label, case_id, run, registry, fixed)
             if found is not None:
                 cell.outcomes.append(found)
         cells.append(cell)
@@ -348,6 +362,15 @@ def build(
                         "cases": cases,
                     }
                     for dev_id, cases in sorted(seen.items())
+                },
+                # Recorded deviations this TVM (no lane's pin) fixed: their xfails passed.
+                "fixed": {
+                    dev_id: {
+                        "actual": getattr(table.get(dev_id), "actual", ""),
+                        "upstream": getattr(table.get(dev_id), "upstream", ""),
+                        "cases": cases,
+                    }
+                    for dev_id, cases in sorted(result.fixed.items())
                 },
                 "skips": dict(skips.most_common()),
                 "exception_fidelity": _output_rows(run, FIDELITY_OUTPUT),

@@ -101,6 +101,8 @@ class Verdict:
     partial: list[str] = dataclasses.field(default_factory=list)
     # Skipped and disabled cases by reason (every one allowed by the config, or a problem too).
     skip_reasons: collections.Counter[str] = dataclasses.field(default_factory=collections.Counter)
+    # Recorded deviations this (unpinned) TVM fixed: id -> its `label :: case`s (Fixed.by_id).
+    fixed: dict[str, list[str]] = dataclasses.field(default_factory=dict)
 
     @property
     def passed(self) -> bool:
@@ -127,7 +129,7 @@ class Verdict:
             f"{sum(self.outcomes.values())} cases ({cases or 'none'}), "
             f"{self.skips_text()}, "
             f"bazel exit {self.exit_code if self.exit_code is not None else 'unknown'}, "
-            f"{len(self.problems)} problems"
+            f"{self.fixed_text()}{len(self.problems)} problems"
         )
 
     def skips_text(self, most: int = 3) -> str:
@@ -143,6 +145,13 @@ class Verdict:
             parts.append(f"+{rest} more reason{'s' if rest > 1 else ''}")
         return f"skipped {total} ({'; '.join(parts)})"
 
+    def fixed_text(self) -> str:
+        """`N deviation(s) fixed: id, id, ` when this TVM fixed recorded deviations, else ""."""
+        if not self.fixed:
+            return ""
+        n = len(self.fixed)
+        return f"{n} deviation{'s' if n > 1 else ''} fixed: {', '.join(sorted(self.fixed))}, "
+
     def to_json(self) -> dict[str, object]:
         """A JSON-able summary (the report embeds it per column)."""
         return {
@@ -154,6 +163,7 @@ class Verdict:
             "exit_code": self.exit_code,
             "partial": self.partial,
             "skip_reasons": dict(self.skip_reasons),
+            "fixed": self.fixed,
         }
 
 
@@ -200,26 +210,113 @@ def isolation_problems(run: Run) -> list[str]:
     return problems
 
 
-def deviation_problems(run: Run, registry: Registry) -> list[str]:
-    """Over every case: an xfail is a listed deviation that lists this very case; no XPASS."""
+# Bazel's exit code when the build succeeded and some tests failed: excused only when every
+# target that did not pass failed for fixed deviations alone (Fixed.excuses_exit).
+TESTS_FAILED_EXIT = 3
+
+
+def pinned_run(run: Run) -> bool:
+    """True unless the run tested a TVM x tvm-ffi pair no lane pins: run.json's identity says
+    `pinned: false` (archive.pinned_of, from the lanes' locks) and names both wheels' sha256.
+    A run that cannot show it (an older archive, a GPU-runner bundle) is held as pinned."""
+    ident = run.identity
+    shas = [ident.get(key) for key in ("tvm", "tvm_ffi")]
+    named = all(
+        isinstance(e, dict) and isinstance(e.get("sha256"), str) and e["sha256"] for e in shas
+    )
+    return ident.get("pinned") is not False or not named
+
+
+@dataclass
+class Fixed:
+    """Recorded deviations a TVM other than the lanes' pinned ones fixed: each case whose every
+    run is a strict XPASS of a listed deviation that lists that very case (nothing on a
+    pinned run), and the targets whose FAILED status those cases alone explain."""
+
+    cases: dict[tuple[str, str], str] = dataclasses.field(default_factory=dict)  # -> dev id
+    targets: set[str] = dataclasses.field(default_factory=set)
+
+    def by_id(self) -> dict[str, list[str]]:
+        """Deviation id -> its fixed cases, `label :: case`, sorted."""
+        found: dict[str, list[str]] = {}
+        for (label, name), dev_id in sorted(self.cases.items()):
+            found.setdefault(dev_id, []).append(f"{label} :: {name}")
+        return found
+
+    def excuses_exit(self, run: Run) -> bool:
+        """Bazel's exit 3 is excused only when every target that did not pass is excused."""
+        failing = {label for label, t in run.targets.items() if not status_passed(t.status)}
+        return run.exit_code == TESTS_FAILED_EXIT and bool(failing) and failing <= self.targets
+
+
+def _fixed_run(registry: Registry, table: dict[str, Any], label: str, case: Case) -> bool:
+    """One run of a case is a strict XPASS of a listed deviation that lists this very case."""
+    dev = table.get(case.deviation or "")
+    return case.xpass_strict and dev is not None and registry.lists(dev, label, case.name)
+
+
+def fixed_deviations(run: Run, registry: Registry) -> Fixed:
+    """The deviations this run's TVM fixed (Fixed); none on a pinned run (pinned_run)."""
+    fixed = Fixed()
+    if pinned_run(run):
+        return fixed
     table = registry.by_id()
+    for target, merged in run.cases():
+        runs = merged.runs()
+        if all(_fixed_run(registry, table, target.label, case) for case in runs):
+            fixed.cases[(target.label, merged.name)] = str(merged.deviation)
+    for label, target in run.targets.items():
+        failed = [c for m in target.cases for c in m.runs() if c.outcome == "failed"]
+        # Exactly FAILED (not TIMEOUT, FLAKY, ...), fully read, and only fixed cases failed.
+        if (
+            target.status == "FAILED"
+            and failed
+            and not target.errors
+            and not target.suite_errors
+            and all((label, c.name) in fixed.cases for c in failed)
+        ):
+            fixed.targets.add(label)
+    return fixed
+
+
+def deviation_problems(run: Run, registry: Registry, fixed: Fixed | None = None) -> list[str]:
+    """Over every case: an xfail is a listed deviation that lists this very case; an XPASS is
+    a problem unless it is a fixed deviation of an unpinned TVM (fixed_deviations)."""
+    table = registry.by_id()
+    fixed = fixed_deviations(run, registry) if fixed is None else fixed
+    held = ""  # why an XPASS is a stale registry here, or "" on an unpinned TVM
+    if run.identity.get("pinned") is True:
+        held = "on a lane's pinned TVM"
+    elif pinned_run(run):
+        held = "on a TVM this run does not show to be unpinned (run.json identity `pinned`)"
     problems = []
     for target, merged in run.cases():
+        if (target.label, merged.name) in fixed.cases:
+            continue
         for case in merged.runs():
-            problems.extend(_case_deviation_problems(registry, table, target.label, case))
+            problems.extend(_case_deviation_problems(registry, table, target.label, case, held))
     return problems
 
 
 def _case_deviation_problems(
-    registry: Registry, table: dict[str, Any], label: str, case: Case
+    registry: Registry, table: dict[str, Any], label: str, case: Case, held: str
 ) -> list[str]:
-    """deviation_problems of one run of one case."""
+    """deviation_problems of one run of one case (not a fixed one); `held`: why an XPASS
+    means the registry is stale, "" on a TVM no lane pins."""
     where = f"{label} :: {case.name}"
     if case.xpass_strict:
-        return [
-            f"XPASS: {where} passed: deviation {case.deviation or '(unknown)'} no longer "
-            "occurs; remove it from the registry (and its xfail mark)"
-        ]
+        head = f"XPASS: {where} passed: deviation {case.deviation or '(unknown)'} no longer occurs"
+        if held:
+            return [
+                f"{head} {held}: the registry is stale; remove it from the registry (and its "
+                "xfail mark)"
+            ]
+        if not _fixed_run(registry, table, label, case):
+            return [
+                f"{head}, but is no fixed deviation: the registry does not list this case "
+                "under it (tvm_conformance.deviation_registry, its `tests`)"
+            ]
+        return [f"{head} in some of its runs only (--runs_per_test): not fixed"]
     if case.outcome != "xfailed":
         return []
     dev = table.get(case.deviation or "")
@@ -320,14 +417,15 @@ def verdict_of(
     required = required_targets(run.config)
     skip_reasons: collections.Counter[str] = collections.Counter()
     exit_code = run.exit_code
-    if exit_code not in (0, None):
+    fixed = fixed_deviations(run, registry)
+    if exit_code not in (0, None) and not fixed.excuses_exit(run):
         problems.append(f"BAZEL EXIT {exit_code}: the invocation did not succeed")
     elif exit_code is None:
         problems.append("BAZEL EXIT UNKNOWN: neither run.json nor the build events record it")
     for label in sorted(run.targets):
         target = run.targets[label]
         statuses[target.status] += 1
-        if not status_passed(target.status):
+        if not status_passed(target.status) and label not in fixed.targets:
             problems.append(f"TARGET {target.status}: {label}")
         problems.extend(f"UNREADABLE: {error}" for error in target.errors)
         problems.extend(f"SUITE ERROR: {label}: {error}" for error in target.suite_errors)
@@ -350,7 +448,8 @@ def verdict_of(
                 deviations[merged.deviation] += 1
             # Every run of the case counts (--runs_per_test), whatever their order.
             for case in merged.runs():
-                if case.outcome == "failed":
+                # A fixed deviation's XPASS is no failure (fixed_deviations).
+                if case.outcome == "failed" and (label, case.name) not in fixed.cases:
                     problems.append(f"FAILED: {label} :: {case.name}: {case.message[:200]}")
                 elif (
                     case.outcome in ("skipped", "disabled")
@@ -376,7 +475,7 @@ def verdict_of(
         )
     if gpu_required:
         problems += gpu_suite_problems(run)
-    problems += deviation_problems(run, registry)
+    problems += deviation_problems(run, registry, fixed)
     if isolation:
         problems += isolation_problems(run)
     for row in rows:
@@ -396,7 +495,16 @@ def verdict_of(
         )
     # One line per problem, in first-seen order (several runs of a case may fail alike).
     problems = list(dict.fromkeys(problems))
-    return Verdict(problems, outcomes, statuses, deviations, exit_code, run.partial, skip_reasons)
+    return Verdict(
+        problems,
+        outcomes,
+        statuses,
+        deviations,
+        exit_code,
+        run.partial,
+        skip_reasons,
+        fixed.by_id(),
+    )
 
 
 def main(argv: list[str] | None = None) -> int:
