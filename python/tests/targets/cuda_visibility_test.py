@@ -7,6 +7,7 @@ with its reason.
 import pytest
 import tvm
 
+from tvm_conformance import targets
 from tvm_conformance.testing import compiles_for
 
 # It takes no target but belongs to the cuda variant (and so to the GPU runner's lane bundle).
@@ -25,7 +26,7 @@ print(json.dumps({"enabled": bool(tvm.runtime.enabled("cuda")), "record": record
 
 
 def test_cuda_with_no_visible_device_is_enabled_but_not_runnable(
-    monkeypatch: pytest.MonkeyPatch,
+    monkeypatch: pytest.MonkeyPatch, request: pytest.FixtureRequest
 ) -> None:
     """On a machine whose CUDA runtime loads (a driver is installed), hiding every GPU with
     `CUDA_VISIBLE_DEVICES=` leaves cuda enabled and not runnable, in a child process."""
@@ -35,6 +36,9 @@ def test_cuda_with_no_visible_device_is_enabled_but_not_runnable(
 
     why = deploy.load_cuda_runtime()
     if why or not tvm.runtime.enabled("cuda"):
+        # cuda cannot run here, as the plugin records for its own skips: the verdict allows the
+        # skip under --config=cuda and fails it where cuda is required (a GPU runner).
+        request.node.user_properties.append((targets.UNAVAILABLE_TARGET_PROPERTY, "cuda"))
         pytest.skip(f"needs a CUDA runtime that loads (a GPU driver): {why or 'cuda not enabled'}")
     monkeypatch.setenv("CUDA_VISIBLE_DEVICES", "")
     child = crash_isolation.run_isolated(_VISIBLE_NO_CUDA_DEVICE, timeout=120)
