@@ -44,6 +44,7 @@ import time
 import xml.etree.ElementTree as ET
 import zipfile
 from collections.abc import Callable
+from typing import NamedTuple
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 WORKSPACE = os.path.join(HERE, "tvm_conformance")
@@ -59,6 +60,8 @@ sys.path.insert(0, os.path.join(WORKSPACE, "python"))
 import archive  # noqa: E402
 import event_writer  # noqa: E402
 import results  # noqa: E402  (the bundle's copies: standard library only)
+import run_identity  # noqa: E402
+import run_record  # noqa: E402
 import verdict  # noqa: E402
 
 # Exit status on bad input (a broken bundle, no wheel for this Python, bad arguments).
@@ -137,8 +140,23 @@ def tool_dirs(site: str) -> list:
     )
 
 
-def manifest_tests(manifest: dict, require_gpu: bool) -> list:
-    """(label, argv, extra env, timeout in s) of the bundle's tests, from the build's manifest.
+class PlannedTest(NamedTuple):
+    """One test to run: its label, argv, extra env, timeout, and whether it is a googletest
+    binary (the manifest's `kind` is `cc`), which writes its JUnit where GTEST_OUTPUT says."""
+
+    label: str
+    argv: list
+    env: dict
+    timeout_s: float
+    googletest: bool = False
+
+
+# The manifest's `kind` of a cc_test (a googletest binary) and of a py_test (tvm_test_bundle).
+CC_KIND, PY_KIND = "cc", "py"
+
+
+def manifest_tests(manifest: dict, require_gpu: bool) -> list[PlannedTest]:
+    """The bundle's tests (PlannedTest each), from the build's manifest.
 
     Each target's args are shell-split as Bazel splits them; a py_test runs its main
     (tools/build_defs/pytest_runner.py) with this interpreter, a cc_test its binary. The GPU
@@ -154,13 +172,14 @@ def manifest_tests(manifest: dict, require_gpu: bool) -> list:
         if gpu_config and require_gpu:
             argv += gpu_config["pytest_args"]
             env.update(gpu_config["env"])
-        elif gpu_config and test["kind"] == "cc":
+        elif gpu_config and test["kind"] == CC_KIND:
             env["TVM_CONFORMANCE_REQUIRE_GPU"] = "0"
-        if test["kind"] == "py":
+        if test["kind"] == PY_KIND:
             argv = [sys.executable, os.path.join(WORKSPACE, main), *argv]
         else:
             argv = [os.path.join(WORKSPACE, main), *argv]
-        out.append((test["label"], argv, env, int(test.get("timeout_s", DEFAULT_TIMEOUT_S))))
+        timeout_s = int(test.get("timeout_s", DEFAULT_TIMEOUT_S))
+        out.append(PlannedTest(test["label"], argv, env, timeout_s, test["kind"] == CC_KIND))
     return out
 
 
@@ -266,7 +285,13 @@ def preflight(env: dict, tvm_lib: str, out_json: str, warn_only: bool) -> int:
 
 
 def run_one(
-    label: str, argv: list, env: dict, timeout_s: float, out: str, cwd: str | None = None
+    label: str,
+    argv: list,
+    env: dict,
+    timeout_s: float,
+    out: str,
+    cwd: str | None = None,
+    googletest: bool = False,
 ) -> tuple[str, int]:
     """Run one test as Bazel does (own temp dir, XML_OUTPUT_FILE, its log); (status, ms).
 
@@ -287,7 +312,7 @@ def run_one(
         TEST_TARGET=label,
         TEST_TIMEOUT=str(int(timeout_s)),
     )
-    if label.startswith("//cpp/"):  # Bazel's test setup points googletest at XML_OUTPUT_FILE
+    if googletest:  # Bazel's test setup points googletest at XML_OUTPUT_FILE
         run_env["GTEST_OUTPUT"] = f"xml:{xml}"
     began = time.time()
     with open(os.path.join(os.path.dirname(xml), "test.log"), "w") as log:
@@ -322,13 +347,16 @@ def run_tests(
     report: Callable[[str], object] = print,
     cwd: str | None = None,
 ) -> dict[str, tuple[str, int]]:
-    """Run `planned` ((label, argv, env, timeout_s) each) `jobs` at a time, in `cwd`; {label:
-    (status, ms)}. `report` gets one line per target as it finishes."""
+    """Run `planned` (PlannedTest, or its first four fields, each) `jobs` at a time, in `cwd`;
+    {label: (status, ms)}. `report` gets one line per target as it finishes."""
     done: dict[str, tuple[str, int]] = {}
+    tests = [PlannedTest(*test) for test in planned]
     with concurrent.futures.ThreadPoolExecutor(max_workers=max(1, jobs)) as pool:
         futures = {
-            pool.submit(run_one, label, argv, dict(base_env, **env), timeout_s, out, cwd): label
-            for label, argv, env, timeout_s in planned
+            pool.submit(
+                run_one, t.label, t.argv, dict(base_env, **t.env), t.timeout_s, out, cwd, t.googletest
+            ): t.label
+            for t in tests
         }
         for future in concurrent.futures.as_completed(futures):
             label = futures[future]
@@ -356,7 +384,8 @@ def main() -> int:
         return BAD_INPUT
 
 
-def _main() -> int:
+def parse_args() -> argparse.Namespace:
+    """The command line (BadInput for a bad --jobs)."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--out", help="results directory (a run archive)")
     parser.add_argument(
@@ -383,25 +412,19 @@ def _main() -> int:
         help="tests run at once (default: the cores, %(default)s here); 1 runs them in order",
     )
     args = parser.parse_args()
-    whole = verdict.require_whole(args)
     if args.jobs < 1:
         raise BadInput(f"--jobs {args.jobs}: must be at least 1")
-    require_gpu = (
-        not args.no_require_gpu and os.environ.get("TVM_CONFORMANCE_REQUIRE_GPU", "1") != "0"
-    )
-    manifest = read_manifest()
-    planned = manifest_tests(manifest, require_gpu)
-    gpu_suite, partial = suite_record(manifest)
-    if not require_gpu:
-        # cuda cases may skip: the run cannot stand for a GPU run of the suite.
-        partial = [*partial, "GPU not required (--no-require-gpu or TVM_CONFORMANCE_REQUIRE_GPU=0)"]
-    start = time.time()
-    ident = identity()
-    lane = str(ident.get("lane", "default"))
-    stamp = datetime.datetime.fromtimestamp(start, datetime.timezone.utc).strftime("%Y%m%dT%H%M%SZ")
-    out = os.path.abspath(args.out or os.path.join(HERE, "results", f"{stamp}-gpu_runner"))
-    site = site_dir()
-    tvm_lib = os.path.join(HERE, "pylib", "tvm", "lib")
+    return args
+
+
+def gpu_required(args: argparse.Namespace) -> bool:
+    """Whether cuda cases must run (not --no-require-gpu, nor TVM_CONFORMANCE_REQUIRE_GPU=0)."""
+    return not args.no_require_gpu and os.environ.get("TVM_CONFORMANCE_REQUIRE_GPU", "1") != "0"
+
+
+def test_environment(site: str, tvm_lib: str) -> dict:
+    """The environment every test starts from: this one, less Bazel's runfiles variables, with
+    the bundle's wheels, TVM and tools first on the paths."""
     base_env = dict(os.environ)
     for key in ("TEST_SRCDIR", "RUNFILES_DIR", "RUNFILES_MANIFEST_FILE", "PYTHONHOME"):
         base_env.pop(key, None)
@@ -421,74 +444,133 @@ def _main() -> int:
             [os.path.join(site, "tvm_ffi", "lib"), tvm_lib, os.environ.get("LD_LIBRARY_PATH", "")]
         ).rstrip(os.pathsep),
     )
+    return base_env
+
+
+def config_options(lane: str, require_gpu: bool) -> list[str]:
+    """The build settings this run stands for, as the build events' command line records them."""
+    return [
+        "--//tools/config:cuda",
+        f"--//tools/config:lane={lane}",
+        "--//tools/config:require_gpu" if require_gpu else "--no//tools/config:require_gpu",
+    ]
+
+
+def write_events(
+    out: str, planned: list[PlannedTest], done: dict, start: float, end: float, options: list
+) -> list[str]:
+    """The archive's build_events.json, targets in the manifest's order; the labels that did
+    not pass."""
     events = [
         event_writer.started_event(int(start * 1000)),
-        event_writer.command_line_event(
-            [
-                "--//tools/config:cuda",
-                f"--//tools/config:lane={lane}",
-                "--//tools/config:require_gpu" if require_gpu else "--no//tools/config:require_gpu",
-            ]
-        ),
+        event_writer.command_line_event(options),
     ]
+    failed = []
+    for test in planned:
+        status, millis = done[test.label]
+        if status != "PASSED":
+            failed.append(test.label)
+        events.append(
+            event_writer.test_result_event(
+                test.label, status, [("test.xml", xml_path(out, test.label))], millis
+            )
+        )
+        events.append(event_writer.test_summary_event(test.label, status))
+    events.append(event_writer.build_finished_event(int(end * 1000), 1 if failed else 0))
+    event_writer.write_events(os.path.join(out, "build_events.json"), events)
+    return failed
+
+
+def bundle_record(
+    manifest: dict,
+    ident: dict,
+    options: list[str],
+    require_gpu: bool,
+    partial: list[str],
+    gpu_suite: dict | None,
+    exit_code: int,
+    start: float,
+    end: float,
+    jobs: int,
+    targets: int,
+) -> dict:
+    """This run's record (run_record.new_record, runner GPU_RUNNER_BUNDLE)."""
+    flags = run_identity.config_flags(options)
+    extra = {"gpu_suite": gpu_suite} if gpu_suite is not None else {}
+    return run_record.new_record(
+        run_record.GPU_RUNNER_BUNDLE,
+        exit_code=exit_code,
+        start=start,
+        end=end,
+        lane=str(ident.get("lane", "default")),
+        flags=flags,
+        config=run_identity.config_name(flags),
+        identity=ident,
+        machine=archive.machine_facts(),
+        targets=targets,
+        python=sys.version.split()[0],
+        require_gpu=require_gpu,
+        cuda=True,
+        cuda_gpu=require_gpu,
+        jobs=jobs,
+        # The bundle: its own identity (run_identity.patterns), so two bundles never share a
+        # column, and what of the suite it leaves out.
+        bundle=str(manifest.get("bundle", "(unknown bundle)")),
+        partial=partial,
+        **extra,
+    )
+
+
+def run_preflight(args: argparse.Namespace, env: dict, tvm_lib: str, out: str, require_gpu: bool):
+    """The preflight before any test: None to go on, else the exit status to end with."""
+    if args.skip_preflight:
+        return None
+    preflight_json = os.path.join(out, "preflight.json")
+    status = preflight(env, tvm_lib, preflight_json, warn_only=not require_gpu)
+    if status != 0:
+        print(
+            "run.sh: the preflight found what this GPU runner lacks (its MISSING lines "
+            f"above, facts in {preflight_json}); no test ran"
+        )
+        print("verdict: FAIL (preflight): no test ran")
+        return 1
+    return 0 if args.preflight_only else None
+
+
+def _main() -> int:
+    args = parse_args()
+    whole = verdict.require_whole(args)
+    require_gpu = gpu_required(args)
+    manifest = read_manifest()
+    planned = manifest_tests(manifest, require_gpu)
+    gpu_suite, partial = suite_record(manifest)
+    if not require_gpu:
+        # cuda cases may skip: the run cannot stand for a GPU run of the suite.
+        partial = [*partial, "GPU not required (--no-require-gpu or TVM_CONFORMANCE_REQUIRE_GPU=0)"]
+    start = time.time()
+    ident = identity()
+    lane = str(ident.get("lane", "default"))
+    stamp = datetime.datetime.fromtimestamp(start, datetime.timezone.utc).strftime("%Y%m%dT%H%M%SZ")
+    out = os.path.abspath(args.out or os.path.join(HERE, "results", f"{stamp}-gpu_runner"))
+    tvm_lib = os.path.join(HERE, "pylib", "tvm", "lib")
+    base_env = test_environment(site_dir(), tvm_lib)
     print(
         f"run.sh: Python {sys.version.split()[0]}, GPU required: {require_gpu}, "
         f"{len(planned)} tests, {args.jobs} at a time, results: {out}"
     )
-    preflight_json = os.path.join(out, "preflight.json")
-    if not args.skip_preflight:
-        status = preflight(base_env, tvm_lib, preflight_json, warn_only=not require_gpu)
-        if status != 0 or args.preflight_only:
-            if status != 0:
-                print(
-                    "run.sh: the preflight found what this GPU runner lacks (its MISSING lines "
-                    f"above, facts in {preflight_json}); no test ran"
-                )
-                print("verdict: FAIL (preflight): no test ran")
-                return 1
-            return 0
+    stop = run_preflight(args, base_env, tvm_lib, out, require_gpu)
+    if stop is not None:
+        return stop
     done = run_tests(planned, out, base_env, args.jobs)
-    failed = []
-    for label, *_ in planned:  # the archive's events in the manifest's order
-        status, millis = done[label]
-        if status != "PASSED":
-            failed.append(label)
-        events.append(
-            event_writer.test_result_event(
-                label, status, [("test.xml", xml_path(out, label))], millis
-            )
-        )
-        events.append(event_writer.test_summary_event(label, status))
     end = time.time()
-    events.append(event_writer.build_finished_event(int(end * 1000), 1 if failed else 0))
-    event_writer.write_events(os.path.join(out, "build_events.json"), events)
-    meta = {
-        results.ARCHIVE_VERSION_KEY: results.ARCHIVE_VERSION,
-        "runner": "gpu_runner bundle",
-        "python": sys.version.split()[0],
-        "require_gpu": require_gpu,
-        "exit_code": 1 if failed else 0,
-        "start": start,
-        "end": end,
-        "wall_s": round(end - start, 3),
-        "lane": lane,
-        "identity": ident,
-        "machine": archive.machine_facts(),
-        "config": "cuda_gpu" if require_gpu else "cuda",
-        "cuda": True,
-        "cuda_gpu": require_gpu,
-        "targets": len(planned),
-        "jobs": args.jobs,
-        # The bundle: its own identity (results.Run.patterns), so two bundles never share a
-        # column, and what of the suite it leaves out.
-        "bundle": manifest.get("bundle", "(unknown bundle)"),
-        "partial": partial,
-    }
-    if gpu_suite is not None:
-        # What this GPU run had to run (the verdict fails a cuda_gpu run that did not run one).
-        meta["gpu_suite"] = gpu_suite
-    with open(os.path.join(out, "run.json"), "w") as f:
-        json.dump(meta, f, indent=1, sort_keys=True)
+    options = config_options(lane, require_gpu)
+    failed = write_events(out, planned, done, start, end, options)
+    record = bundle_record(
+        manifest, ident, options, require_gpu, partial, gpu_suite,
+        1 if failed else 0, start, end, args.jobs, len(planned),
+    )  # fmt: skip
+    run_record.write(out, record)
+    preflight_json = os.path.join(out, "preflight.json")
     if os.path.isfile(preflight_json):  # its facts into run.json and the report's machine line
         subprocess.run(
             [sys.executable, PREFLIGHT, "--json", preflight_json, "--attach", out], check=True
@@ -497,15 +579,10 @@ def _main() -> int:
         f"run.sh: {len(planned) - len(failed)} of {len(planned)} tests passed "
         f"in {end - start:.1f} s" + (f"; not passed: {', '.join(failed)}" if failed else "")
     )
-    # The kit's verdict on this run's archive, as ./bazelw prints it: every case counts.
+    # The kit's verdict on this run's archive, as ./bazelw prints and records it.
     run = results.read_run(out)
-    result = verdict.verdict_of(run, verdict.load_registry(WORKSPACE), require_whole=whole)
-    for problem in result.problems:
-        print(f"verdict: {problem}")
-    if args.allow_partial is not None and run.partial:
-        print(f"verdict: partial run allowed (--allow-partial): {args.allow_partial}")
-    print(result.line(run.identity_key()))
-    return 0 if result.passed else 1
+    registry = verdict.load_registry(WORKSPACE)
+    return verdict.judge(run, registry, whole, args.allow_partial, record_to=out)
 
 
 if __name__ == "__main__":

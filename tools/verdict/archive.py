@@ -2,8 +2,8 @@
 """Archive one `bazel test` invocation as a run (the layout results.py reads).
 
 ./bazelw calls it after each `test`: the build events, a copy of every test.xml and outputs.zip
-they name, and run.json (what was tested: the venv identity; this machine's facts). Standard
-library only.
+they name, and run.json (run_record.py's record: what was tested, the venv identity; this
+machine's facts; verdict.py --record adds the verdict). Standard library only.
 
     archive.py --bep FILE --root DIR --exit-code N --start T --end T -- ARGS...
 """
@@ -25,7 +25,8 @@ from typing import Any
 
 import results
 import run_identity
-from results import ARCHIVE_EVENTS, ARCHIVE_META, archived_outputs, archived_xml
+import run_record
+from results import ARCHIVE_EVENTS, archived_outputs, archived_xml
 
 # The workspace this file is in: the lanes table and every lane's locks are read from it.
 WORKSPACE = os.path.normpath(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", ".."))
@@ -325,32 +326,30 @@ def archive_run(
     identity = identity_of(record, lane) if record else {"lane": lane}
     if record:
         identity.update(pinned_of(identity))
-    meta = {
-        results.ARCHIVE_VERSION_KEY: results.ARCHIVE_VERSION,
-        "bazel_args": args,
-        "exit_code": exit_code,
-        "start": start,
-        "end": end,
-        "start_utc": datetime.datetime.fromtimestamp(start, datetime.timezone.utc).isoformat(),
-        "wall_s": round(end - start, 3),
-        "lane": lane,
-        "flags": flags,
-        "config": run_identity.config_name(flags),
-        "cuda": run_identity.flag_on(flags, "cuda"),
-        "cuda_gpu": run_identity.flag_on(flags, "require_gpu"),
-        "identity": identity,
-        "venv_record": record,
-        "machine": machine_facts(),
-        "targets": len({a.label for a in attempts}),
-        "missing_test_xml": sorted(set(missing)),
-    }
+    extra: dict[str, Any] = {}
     if gpu_suite is not None:
-        meta["gpu_suite"] = gpu_suite
+        extra["gpu_suite"] = gpu_suite
     if suite is not None:
-        meta[run_identity.SUITE_KEY] = suite
-    with open(os.path.join(dest, ARCHIVE_META), "w", encoding="utf-8") as stream:
-        json.dump(meta, stream, indent=1, sort_keys=True)
-        stream.write("\n")
+        extra[run_identity.SUITE_KEY] = suite
+    meta = run_record.new_record(
+        run_record.BAZEL,
+        exit_code=exit_code,
+        start=start,
+        end=end,
+        lane=lane,
+        flags=flags,
+        config=run_identity.config_name(flags),
+        identity=identity,
+        machine=machine_facts(),
+        targets=len({a.label for a in attempts}),
+        bazel_args=list(args),
+        cuda=run_identity.flag_on(flags, "cuda"),
+        cuda_gpu=run_identity.flag_on(flags, "require_gpu"),
+        venv_record=record,
+        missing_test_xml=sorted(set(missing)),
+        **extra,
+    )
+    run_record.write(dest, meta)
     return dest
 
 

@@ -13,10 +13,12 @@ import subprocess
 from pathlib import Path
 
 import archive
+import ci_reports
 import fake_runs
 import pytest
 import results
 import run_identity
+import run_record
 import skip_report
 import verdict
 
@@ -45,8 +47,9 @@ def kit(tmp_path: Path) -> Path:
     shutil.copy(_bazelw(), root / "bazelw")
     (root / ".bazelversion").write_text("4.2.3\n")
     (root / "WORKSPACE").write_text("")
-    for module in (archive, results, run_identity, verdict, skip_report):
+    for module in (archive, results, run_identity, run_record, ci_reports, verdict, skip_report):
         shutil.copy(module.__file__, root / "tools" / "verdict")
+    shutil.copytree(run_record.SCHEMA_DIR, root / "tools" / "verdict" / "schema")
     # The registry and what it imports (//python/tvm_conformance:deviation_registry's srcs).
     for module in (deviation_registry, pep440):
         shutil.copy(module.__file__, root / "python" / "tvm_conformance")
@@ -95,7 +98,12 @@ def test_a_run_that_is_archived_and_judged_passes(kit: Path) -> None:
     assert code == 0, text
     assert "verdict: PASS" in text
     assert run_dir.startswith(str(kit / "conformance-runs"))
-    assert os.path.isfile(os.path.join(run_dir, "run.json"))
+    # The verdict shown is the one recorded, with the CI reports beside it.
+    record = run_record.read(run_dir)
+    assert record["verdict"]["status"] == "PASS"
+    assert record["verdict"]["line"] in text
+    for name in (ci_reports.JUNIT_FILE, ci_reports.CTRF_FILE, ci_reports.SUMMARY_FILE):
+        assert os.path.getsize(os.path.join(run_dir, name)) > 0, name
 
 
 def test_an_archive_that_cannot_be_written_fails_the_run(kit: Path) -> None:

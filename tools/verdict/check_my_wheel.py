@@ -52,6 +52,7 @@ import lanes as lanes_table  # noqa: E402
 import report  # noqa: E402
 import report_model  # noqa: E402
 import results  # noqa: E402
+import run_identity  # noqa: E402
 import verdict  # noqa: E402
 
 CONFIGS = {"cpu": [], "cuda": ["--config=cuda"], "cuda_gpu": ["--config=cuda_gpu"]}
@@ -316,7 +317,7 @@ def own_column(run_dir: str, rows_path: str) -> tuple[dict, dict]:
         for d in results.runs_in(os.path.dirname(run_dir))
         if os.path.normpath(d) != os.path.normpath(run_dir)
         for r in [results.read_run(d)]
-        if r.identity_key() == run.identity_key() and _start(r) < _start(run)
+        if run_identity.identity_key(r) == run_identity.identity_key(run) and _start(r) < _start(run)
     ]
     with open(rows_path, encoding="utf-8") as stream:
         rows = conformance_check.parse_rows(stream.read())
@@ -387,7 +388,7 @@ def main(argv: list[str] | None = None) -> int:
         f"NOT TESTED: {path}: the run's venv record does not name this wheel with sha256 {sha}"
         for dist, path in wheels.items()
         for sha in [sha256_of(path)]
-        if (run.identity.get(KEYS[dist]) or {}).get("sha256") != sha
+        if (run_identity.venv_identity(run).get(KEYS[dist]) or {}).get("sha256") != sha
     ]
     for problem in untested:
         print(f"check_my_wheel: {problem}")
@@ -396,7 +397,7 @@ def main(argv: list[str] | None = None) -> int:
         f"{os.path.relpath(args.out, ROOT)}/report.html"
     )
     # Without --targets the whole suite is required (./bazelw's verdict said so too).
-    partial = [] if args.targets else list(run.partial)
+    partial = [] if args.targets else list(run_identity.partial(run))
     if partial:
         print(
             "check_my_wheel: PARTIAL: the whole suite is required without --targets, and this "

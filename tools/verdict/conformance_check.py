@@ -32,6 +32,7 @@ import sys
 from dataclasses import dataclass
 
 import results
+import run_identity
 import verdict
 
 _SEED = r"`?(?P<seed>\d{3}|[a-z][a-z0-9_-]*)`?"
@@ -126,7 +127,7 @@ def check(
     result = verdict.verdict_of(run, registry, rows, require_all, isolation)
     for problem in result.problems:
         print(f"conformance: {problem}")
-    print(result.line(run.identity_key()))
+    print(result.line(run_identity.identity_key(run)))
     return len(result.problems)
 
 

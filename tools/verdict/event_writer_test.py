@@ -8,6 +8,7 @@ from pathlib import Path
 
 import event_writer
 import results
+import run_identity
 
 START_MS = 1_795_000_000_000
 PASSING = (
@@ -58,9 +59,9 @@ def test_a_written_run_reads_back_with_its_flags_targets_cases_and_times(tmp_pat
         ],
     )
     assert run.flags == {"cuda": "true", "lane": "ffi_next"}
-    assert run.lane == "ffi_next" and run.config == "cuda"
-    assert run.selection == ["--test_filter=x"]
-    assert run.pattern_list == ["//pkg/...", "-//pkg:c_test"]
+    assert run.lane == "ffi_next" and run_identity.config(run) == "cuda"
+    assert run_identity.selection(run) == ["--test_filter=x"]
+    assert run_identity.pattern_list(run) == ["//pkg/...", "-//pkg:c_test"]
     assert run.meta["start"] == START_MS / 1000 and run.meta["end"] == START_MS / 1000 + 60
     assert run.exit_code == 3 and run.meta["success"] is False
     assert sorted(run.targets) == ["//pkg:a_test", "//pkg:b_test", "//pkg:c_test"]
@@ -105,7 +106,7 @@ def test_each_run_of_a_repeated_test_and_a_local_cache_hit_read_back(tmp_path: P
     one = target.case("test_one")
     assert one is not None and [r.outcome for r in one.runs()] == ["failed", "passed"]
     assert run.exit_code == 0 and run.meta["success"] is True
-    assert run.pattern_list == [] and run.lane == "default"
+    assert run_identity.pattern_list(run) == [] and run.lane == "default"
 
 
 def test_the_file_is_one_json_object_a_line_as_bazel_writes_it(tmp_path: Path) -> None:

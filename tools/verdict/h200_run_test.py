@@ -12,6 +12,7 @@ from pathlib import Path
 
 import fake_runs
 import results
+import run_identity
 import verdict
 
 DATA = Path(__file__).parent / "testdata" / "h200_2026-11-26"
@@ -76,7 +77,7 @@ def h200_verdict(tmp_path: Path, tests: dict[str, str]) -> verdict.Verdict:
         gpu_suite={"source": "bazel query at a188e64 (frozen)", "targets": list(SUITE)},
     )
     run = results.read_run(run_dir)
-    assert run.config == "cuda_gpu"
+    assert run_identity.config(run) == "cuda_gpu"
     return verdict.verdict_of(run, verdict.load_registry())
 
 

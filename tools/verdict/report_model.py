@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 
 import conformance_check
 import results
+import run_identity
 import verdict
 
 # A JSON table a test writes into its undeclared outputs ({"title", "rows": [...]}); shown as
@@ -216,8 +217,8 @@ def column_title(run: results.Run) -> str:
     patterns and selecting options where they are not plain `//...`, `PARTIAL: <what it left
     out>` for a run that left part of the suite out, and for a run that required a GPU, the
     GPU's name."""
-    ident = run.identity
-    title = f"lane {ident.get('lane', run.lane)} · {run.config}"
+    ident = run_identity.venv_identity(run)
+    title = f"lane {ident.get('lane', run.lane)} · {run_identity.config(run)}"
     # The interpreter, and a torch other than the lane's lock pins (a stock pip's fallback).
     if ident.get("python"):
         title += f" · Python {ident['python']}"
@@ -228,14 +229,14 @@ def column_title(run: results.Run) -> str:
         entry = ident.get(dist)
         if isinstance(entry, dict) and entry.get("source") == "user wheel":
             title += f" · {entry.get('file', dist)}"
-    if run.patterns not in ("//...", "(unknown)"):
-        title += f" · {run.patterns}"
-    if run.selection:
-        title += " · " + " ".join(run.selection)
-    if run.partial:
-        title += " · PARTIAL: " + " ".join(run.partial)
+    if run_identity.patterns(run) not in ("//...", "(unknown)"):
+        title += f" · {run_identity.patterns(run)}"
+    if run_identity.selection(run):
+        title += " · " + " ".join(run_identity.selection(run))
+    if run_identity.partial(run):
+        title += " · PARTIAL: " + " ".join(run_identity.partial(run))
     gpu = dict(run.meta.get("machine") or {}).get("gpu", "")
-    if run.config.startswith("cuda_gpu") and gpu and gpu != "none":
+    if run_identity.config(run).startswith("cuda_gpu") and gpu and gpu != "none":
         title += f" · {gpu}"
     return title
 
@@ -282,15 +283,15 @@ def select(
     """The runs shown and, by run (its `source`), the previous run of its identity key.
 
     With `every`, every run is shown; otherwise the newest whole-suite run of each identity
-    key: a partial run (results.Run.partial) is never a default column (name it, or --all).
+    key: a partial run (run_identity.partial) is never a default column (name it, or --all).
     """
     ordered = sorted(runs, key=lambda r: float(r.meta.get("start", 0.0) or 0.0))
     by_key: dict[str, list[results.Run]] = collections.defaultdict(list)
     for run in ordered:
-        by_key[run.identity_key()].append(run)
+        by_key[run_identity.identity_key(run)].append(run)
     if every:
         return ordered, {}
-    shown = [group[-1] for group in by_key.values() if not group[-1].partial]
+    shown = [group[-1] for group in by_key.values() if not run_identity.partial(group[-1])]
     previous = {group[-1].source: group[-2] for group in by_key.values() if len(group) > 1}
     return shown, previous
 
@@ -299,7 +300,7 @@ def partial_left_out(runs: list[results.Run], every: bool) -> list[str]:
     """The archives of partial runs the default selection leaves out (none with `every`)."""
     if every:
         return []
-    return [os.path.basename(os.path.normpath(r.source)) for r in runs if r.partial]
+    return [os.path.basename(os.path.normpath(r.source)) for r in runs if run_identity.partial(r)]
 
 
 def build(
@@ -337,16 +338,16 @@ def build(
         before = previous.get(run.source) if previous_runs else None
         columns.append(
             {
-                "key": run.identity_key(),
+                "key": run_identity.identity_key(run),
                 "title": title,
                 "run": os.path.basename(os.path.normpath(run.source)),
                 "start_utc": str(run.meta.get("start_utc", "")),
                 "wall_s": float(run.meta.get("wall_s", 0.0) or 0.0),
                 "bazel_args": list(run.meta.get("bazel_args", [])),
-                "partial": run.partial,
+                "partial": run_identity.partial(run),
                 "lane": run.lane,
-                "config": run.config,
-                "identity": run.identity,
+                "config": run_identity.config(run),
+                "identity": run_identity.venv_identity(run),
                 "machine": dict(run.meta.get("machine") or {}),
                 "sources": sources(run),
                 "verdict": {**result.to_json(), "line": result.line(title)},

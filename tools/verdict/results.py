@@ -4,7 +4,7 @@
 Its one job is reading: a run becomes a Run of TargetResults of Cases. The one reader behind the
 verdict (verdict.py), the console summary (skip_report.py), the conformance check
 (conformance_check.py) and the report (report.py). What a run's identity is and whether it is
-partial is run_identity.py's policy (Run delegates to it); judging a run is verdict.py's.
+partial is run_identity.py's policy (functions of a Run); judging a run is verdict.py's.
 Standard library only, so any python3 runs it.
 
 A run is either a build event JSON file (`bazel test --build_event_json_file=FILE`) or a run
@@ -14,7 +14,8 @@ archive: a directory that `./bazelw test` writes under `conformance-runs/` (arch
     tests/<pkg>/<name>/test.xml a copy of every test.xml those events name (by label path)
     tests/<pkg>/<name>/outputs.zip  the test's undeclared outputs ($TEST_UNDECLARED_OUTPUTS_DIR),
                                where the events name one (e.g. exception_fidelity.json)
-    run.json                   bazel args, exit code, start/end/wall time, lane, config flags
+    run.json                   the run record (run_record.py): runner, bazel args, exit code,
+                               start/end/wall time, lane, config flags, identity, verdict
 
 Only what the build events name is read, never what `bazel-testlogs` still holds from earlier
 invocations: a stale test.xml of a removed target cannot count.
@@ -35,6 +36,7 @@ import zipfile
 from dataclasses import asdict, dataclass, field
 
 import run_identity
+import run_record
 
 # pytest writes "Skipped: <reason>" or "<file>:<line>: <reason>" in some versions.
 _REASON_PREFIX = re.compile(r"^(Skipped: |\S+:\d+: )")
@@ -44,13 +46,10 @@ DEVIATION_PATTERN = re.compile(r"deviation (?P<id>[a-z0-9][a-z0-9-]*):")
 XPASS_STRICT = "[XPASS(strict)]"
 CASE_OUTCOMES = ("passed", "failed", "skipped", "xfailed", "disabled")
 ARCHIVE_EVENTS = "build_events.json"
-ARCHIVE_META = "run.json"
+# The run record (run_record.py owns it: its schema, writer and reader).
+ARCHIVE_META = run_record.RECORD_FILE
 ARCHIVE_TESTS = "tests"
 ARCHIVE_OUTPUTS = "outputs.zip"
-# The version of run.json this kit writes (archive.py, the GPU runner) and the newest it reads;
-# an archive without it is from before versions (read as version 0).
-ARCHIVE_VERSION = 1
-ARCHIVE_VERSION_KEY = "archive_version"
 # Who wrote a JUnit file: pytest names its suite "pytest", googletest its root "AllTests";
 # anything else (Bazel's own XML for a test that wrote none) is "other".
 PYTEST, GOOGLETEST, OTHER = "pytest", "googletest", "other"
@@ -138,13 +137,16 @@ class TargetResult:
 
 @dataclass
 class Run:
-    """One invocation: its targets and what run.json (or the build events) say about it."""
+    """One invocation, as plain data: its targets and what run.json (or the build events) say
+    about it. What it was and whether it is partial are run_identity.py's functions of it."""
 
     source: str
     targets: dict[str, TargetResult]
     flags: dict[str, str]  # //tools/config:<name> -> value, e.g. {"cuda": "true", "lane": "x"}
     lane: str
     meta: dict[str, object] = field(default_factory=dict)
+    # What made it (run_record.RUNNERS): the record says; a build event file alone is Bazel's.
+    runner: str = run_record.BAZEL
 
     def cases(self) -> list[tuple[TargetResult, Case]]:
         """Every (target, case) pair of the run, targets in label order."""
@@ -162,41 +164,6 @@ class Run:
             return None if code is None else int(code)  # type: ignore[call-overload]
         except (TypeError, ValueError):
             return None
-
-    # What ran and whether it is the whole suite: run_identity.py's policy, by name here.
-    @property
-    def config(self) -> str:
-        """What the run asked for: cpu, cuda or cuda_gpu, plus +asan / +ubsan."""
-        return run_identity.config_name(self.flags)
-
-    @property
-    def identity(self) -> dict[str, object]:
-        """The venv identity the run tested (run_identity.venv_identity)."""
-        return run_identity.venv_identity(self)
-
-    @property
-    def pattern_list(self) -> list[str]:
-        """The target patterns asked for, in order (run_identity.pattern_list)."""
-        return run_identity.pattern_list(self)
-
-    @property
-    def patterns(self) -> str:
-        """The target patterns as one string (run_identity.patterns)."""
-        return run_identity.patterns(self)
-
-    @property
-    def selection(self) -> list[str]:
-        """The options that chose targets or cases (run_identity.selection)."""
-        return run_identity.selection(self)
-
-    @property
-    def partial(self) -> list[str]:
-        """What keeps this run from being the whole suite; [] when whole (run_identity.partial)."""
-        return run_identity.partial(self)
-
-    def identity_key(self) -> str:
-        """Runs with equal keys tested the same thing (run_identity.identity_key)."""
-        return run_identity.identity_key(self)
 
 
 def skip_reason(element: ET.Element) -> str:
@@ -518,15 +485,10 @@ def read_run(path: str) -> Run:
         raise FileNotFoundError(f"{path}: no build event file ({ARCHIVE_EVENTS}) in it")
     events = read_events(bep)
     meta: dict[str, object] = _started_finished(events)
+    runner = run_record.BAZEL
     if archive and os.path.isfile(os.path.join(path, ARCHIVE_META)):
-        with open(os.path.join(path, ARCHIVE_META), encoding="utf-8") as stream:
-            record = json.load(stream)
-        version = record.get(ARCHIVE_VERSION_KEY, 0) if isinstance(record, dict) else None
-        if not isinstance(version, int) or isinstance(version, bool) or version > ARCHIVE_VERSION:
-            raise ValueError(
-                f"{path}: {ARCHIVE_META} is not a run record of a version this kit reads "
-                f"({ARCHIVE_VERSION_KEY} {version!r}; it reads up to {ARCHIVE_VERSION})"
-            )
+        record = run_record.read(path)
+        runner = str(record["runner"])
         meta.update(record)
     options = command_options(events)
     flags = run_identity.config_flags(options)
@@ -576,7 +538,7 @@ def read_run(path: str) -> Run:
     for target in targets.values():
         target.cases = merge_runs(target.cases)
         target.tags = tags.get(target.label, [])
-    return Run(path, targets, flags, run_identity.lane_of(flags), meta)
+    return Run(path, targets, flags, run_identity.lane_of(flags), meta, runner)
 
 
 # Of the runs of one case (`--runs_per_test`), the reader keeps one Case per case id (read_run),

@@ -10,6 +10,7 @@ from pathlib import Path
 import fake_runs
 import pytest
 import results
+import run_record
 from fake_runs import case_xml, junit
 
 from tvm_conformance import deviations
@@ -249,18 +250,26 @@ def _with_run_json(tmp_path: Path, text: str) -> str:
 
 
 def test_the_archive_records_its_version_and_older_ones_still_read(tmp_path: Path) -> None:
-    import archive
-
-    assert archive.results.ARCHIVE_VERSION == results.ARCHIVE_VERSION == 1
+    run_dir = fake_runs.archive(tmp_path, {"//p:a": junit([case_xml("test_t")])})
+    record = json.loads(Path(run_dir, results.ARCHIVE_META).read_text())
+    assert record[run_record.VERSION_KEY] == run_record.SCHEMA_VERSION == 2
+    assert record["runner"] == run_record.BAZEL
+    # Version 0 (no version key) and 1 (`archive_version: 1`) read, their runner upgraded from
+    # what they hold.
     older = _with_run_json(tmp_path, json.dumps({"exit_code": 0}))
     assert results.read_run(older).exit_code == 0
+    assert results.read_run(older).runner == run_record.GPU_RUNNER_BUNDLE
+    v1 = {run_record.LEGACY_VERSION_KEY: 1, "exit_code": 0, "bazel_args": ["test", "--", "//..."]}
+    assert results.read_run(_with_run_json(tmp_path, json.dumps(v1))).runner == run_record.BAZEL
 
 
 @pytest.mark.parametrize(
     "text",
     [
-        json.dumps({results.ARCHIVE_VERSION_KEY: results.ARCHIVE_VERSION + 1}),
-        json.dumps({results.ARCHIVE_VERSION_KEY: "1"}),
+        json.dumps({run_record.VERSION_KEY: run_record.SCHEMA_VERSION + 1}),
+        json.dumps({run_record.LEGACY_VERSION_KEY: 99}),
+        json.dumps({run_record.VERSION_KEY: "2"}),
+        json.dumps({run_record.VERSION_KEY: 2, "runner": "bazel"}),  # the schema refuses it
         json.dumps([1, 2]),
         "{not json",
     ],
@@ -282,7 +291,7 @@ def test_a_run_record_this_kit_cannot_read_is_refused(tmp_path: Path, text: str)
 def test_a_refused_archive_is_one_line_and_exit_2(
     tmp_path: Path, script: str, args: list[str]
 ) -> None:
-    run_dir = _with_run_json(tmp_path, json.dumps({results.ARCHIVE_VERSION_KEY: 99}))
+    run_dir = _with_run_json(tmp_path, json.dumps({run_record.LEGACY_VERSION_KEY: 99}))
     doc = tmp_path / "conformance.md"
     doc.write_text("| row | seed | `//p:a :: test_t` |\n")
     tool = Path(results.__file__).with_name(script)

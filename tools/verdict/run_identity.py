@@ -1,18 +1,43 @@
 """A run's identity and whether it is partial: what ran (lane, wheels, config, patterns, the
 options that select targets or cases), and what keeps it from being the whole suite.
 
-Its one job is that policy; reading a run is results.py's (whose Run delegates here) and judging
-it is verdict.py's. Two runs with equal identity keys tested the same thing and may be compared;
-a partial run is labelled partial wherever it shows. Standard library only.
+Its one job is that policy, as functions of a run that results.py read (plain data: RunData);
+judging it is verdict.py's. Two runs with equal identity keys tested the same thing and may be
+compared; a partial run is labelled partial wherever it shows. What made a run (run.json's
+`runner`: ./bazelw or a GPU-runner bundle) decides how it is read, never a key's absence.
+Standard library only.
 """
 
 from __future__ import annotations
 
 import re
-from typing import TYPE_CHECKING
+from collections.abc import Mapping
+from typing import Any, Protocol
 
-if TYPE_CHECKING:
-    from results import Run
+# run_record.RUNNERS (kept in step by run_identity_test.py; this module imports nothing).
+BAZEL = "bazel"
+GPU_RUNNER_BUNDLE = "gpu_runner_bundle"
+
+
+class Target(Protocol):
+    """What the policy reads of a target (results.TargetResult)."""
+
+    label: str
+    producers: list[str]
+    suite_properties: dict[str, str]
+
+
+class RunData(Protocol):
+    """What the policy reads of a run (results.Run)."""
+
+    targets: Mapping[str, Any]
+    flags: dict[str, str]
+    lane: str
+    meta: dict[str, object]
+    runner: str
+
+
+Run = RunData
 
 # Build settings the lanes and configs are made of (`--//tools/config:<name>=<value>`; from a
 # workspace using the kit, `--@tvm_conformance//tools/config:...`).
@@ -119,13 +144,25 @@ def venv_identity(run: Run) -> dict[str, object]:
     return {"lane": run.lane}
 
 
+def config(run: Run) -> str:
+    """What the run asked for (config_name of its flags): cpu, cuda or cuda_gpu, +asan..."""
+    return config_name(run.flags)
+
+
+def _strings(value: object) -> list[str]:
+    return [str(v) for v in value] if isinstance(value, list) else []
+
+
 def pattern_list(run: Run) -> list[str]:
     """The target patterns the invocation asked for, negative ones (`-//pkg:x`) included,
     in order: from run.json's bazel_args (after `--` every word is a pattern), else from
-    the build events' pattern event (a run read from its build event file alone)."""
+    the build events' pattern event (a run read from its build event file alone). A bundle's
+    run asked for none."""
+    if run.runner == GPU_RUNNER_BUNDLE:
+        return []
     if "bazel_args" not in run.meta:
-        return [str(p) for p in run.meta.get("bep_patterns", [])]  # type: ignore[union-attr]
-    args = [str(a) for a in run.meta.get("bazel_args", [])]  # type: ignore[union-attr]
+        return _strings(run.meta.get("bep_patterns"))
+    args = _strings(run.meta.get("bazel_args"))
     found: list[str] = []
     after_dashes = False
     for arg in args[1:]:
@@ -148,7 +185,7 @@ def selection(run: Run) -> list[str]:
     from run.json's bazel_args."""
     found = run.meta.get("selection_options")
     if not isinstance(found, list):
-        args = [str(a) for a in run.meta.get("bazel_args", [])]  # type: ignore[union-attr]
+        args = _strings(run.meta.get("bazel_args"))
         found = selection_options(args[: args.index("--")] if "--" in args else args)
     return [str(o) for o in found]
 
@@ -195,12 +232,11 @@ def partial(run: Run) -> list[str]:
     SUITE_KEY, what `//...` expands to under the run's flags) it did not run, whatever
     option caused it, or that the suite is not recorded; also negative patterns, other
     patterns, the options that filter cases within a target, and the targets whose test
-    process deselected cases (deselected()). [] for a whole-suite run. A run without
-    recorded arguments (a GPU-runner bundle) is judged by its own record and what its
-    targets recorded."""
-    if "bazel_args" not in run.meta and not run.meta.get("bep_patterns"):
-        own = [str(p) for p in run.meta.get("partial", [])]  # type: ignore[union-attr]
-        return own + deselected(run)
+    process deselected cases (deselected()). [] for a whole-suite run. A GPU-runner bundle's
+    run (runner GPU_RUNNER_BUNDLE) is judged by its own record (`partial`: what its bundle
+    leaves out, computed from the build's suite list) and what its targets recorded."""
+    if run.runner == GPU_RUNNER_BUNDLE:
+        return _strings(run.meta.get("partial")) + deselected(run)
     asked = pattern_list(run)
     why = [p for p in asked if p.startswith("-")]
     if "//..." not in asked:

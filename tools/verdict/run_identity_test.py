@@ -2,6 +2,7 @@
 
 import results
 import run_identity
+import run_record
 
 
 def test_config_flags_read_generically_and_lane_defaults() -> None:
@@ -32,10 +33,14 @@ def test_selection_options_are_the_ones_that_choose_targets_or_cases() -> None:
     ]
 
 
-def _run(meta: dict[str, object], targets: tuple[str, ...] = ("//pkg:a_test",)) -> results.Run:
+def _run(
+    meta: dict[str, object],
+    targets: tuple[str, ...] = ("//pkg:a_test",),
+    runner: str = run_record.BAZEL,
+) -> results.Run:
     """A run of `targets` (each passed, no case) with run.json `meta` and no config flag."""
     found = {label: results.TargetResult(label, "PASSED", False, 0.0) for label in targets}
-    return results.Run("run", found, {}, "default", meta)
+    return results.Run("run", found, {}, "default", meta, runner)
 
 
 def test_partial_names_each_reason_the_run_is_not_the_whole_suite() -> None:
@@ -44,7 +49,7 @@ def test_partial_names_each_reason_the_run_is_not_the_whole_suite() -> None:
         {"bazel_args": ["test", "--", "//..."], "suite": suite},
         ("//pkg:a_test", "//pkg:b_test", "//pkg:c_test"),
     )
-    assert run_identity.partial(whole) == [] and whole.partial == []
+    assert run_identity.partial(whole) == []
     cut = _run(
         {"bazel_args": ["test", "--test_filter=x", "--", "//...", "-//pkg:b_test"], "suite": suite}
     )
@@ -57,8 +62,15 @@ def test_partial_names_each_reason_the_run_is_not_the_whole_suite() -> None:
         "not //...",
         "suite not recorded",
     ]
-    # A GPU-runner bundle's run records no arguments: its own record stands.
-    assert run_identity.partial(_run({"partial": ["bundle of 3"]})) == ["bundle of 3"]
+    # A GPU-runner bundle's run is judged by its own record, because the record says it is one.
+    bundle = _run({"partial": ["bundle of 3"]}, runner=run_record.GPU_RUNNER_BUNDLE)
+    assert run_identity.partial(bundle) == ["bundle of 3"]
+    # The same record from ./bazelw is not trusted for it: no arguments, no suite, partial.
+    assert run_identity.partial(_run({"partial": []})) == ["not //...", "suite not recorded"]
+
+
+def test_the_policy_names_the_runners_the_record_does() -> None:
+    assert (run_identity.BAZEL, run_identity.GPU_RUNNER_BUNDLE) == run_record.RUNNERS
 
 
 def test_identity_key_tells_apart_patterns_options_and_wheels() -> None:

@@ -55,11 +55,11 @@ def test_a_pytest_addopts_k_run_is_partial_naming_the_target(tmp_path: Path) -> 
         {"//pkg:a_test": junit([THREE[0]], recorded)},
         flags=["--test_env=PYTEST_ADDOPTS=-k test_a"],
     )
-    assert run.partial == [
+    assert run_identity.partial(run) == [
         "--test_env=PYTEST_ADDOPTS=-k test_a",
         "//pkg:a_test: 2 of 3 cases deselected (-k test_a; PYTEST_ADDOPTS=-k test_a)",
     ]
-    assert "--test_env=PYTEST_ADDOPTS=-k test_a" in run.identity_key()
+    assert "--test_env=PYTEST_ADDOPTS=-k test_a" in run_identity.identity_key(run)
     result = verdict.verdict_of(run, REGISTRY)
     assert result.passed and result.line().startswith("verdict: PARTIAL PASS (PARTIAL: ")
 
@@ -69,7 +69,7 @@ def test_a_deselection_inside_the_process_alone_is_seen(tmp_path: Path) -> None:
     # the JUnit record alone makes the run partial.
     recorded = {"tvm_collected": "3", "tvm_deselected": "1", "tvm_selection": "-m not slow"}
     run = _run(tmp_path, {"//pkg:a_test": junit(THREE[:2], recorded)})
-    assert run.partial == ["//pkg:a_test: 1 of 3 cases deselected (-m not slow)"]
+    assert run_identity.partial(run) == ["//pkg:a_test: 1 of 3 cases deselected (-m not slow)"]
 
 
 def test_another_tvm_test_targets_is_partial_even_without_deselection(tmp_path: Path) -> None:
@@ -84,7 +84,7 @@ def test_another_tvm_test_targets_is_partial_even_without_deselection(tmp_path: 
         {"//pkg:a_test": junit(THREE, recorded)},
         flags=["--test_env=TVM_TEST_TARGETS=cuda"],
     )
-    assert run.partial == [
+    assert run_identity.partial(run) == [
         "--test_env=TVM_TEST_TARGETS=cuda",
         "//pkg:a_test: 0 of 3 cases deselected (TVM_TEST_TARGETS=cuda)",
     ]
@@ -102,7 +102,7 @@ def test_a_googletest_filter_is_partial_naming_the_target(
     tmp_path: Path, filter_: str | None, partial: list[str]
 ) -> None:
     run = _run(tmp_path, {"//cpp:ffi_test": gtest_xml(filter_)})
-    assert run.partial == partial
+    assert run_identity.partial(run) == partial
 
 
 def test_gtest_filter_on_the_command_line_is_a_selection(tmp_path: Path) -> None:
@@ -113,7 +113,7 @@ def test_gtest_filter_on_the_command_line_is_a_selection(tmp_path: Path) -> None
     )
     # Only the selecting variable: another --test_env is not a selection.
     assert run_identity.selection(run) == ["--test_env=GTEST_FILTER=Ffi.*"]
-    assert run.partial[0] == "--test_env=GTEST_FILTER=Ffi.*"
+    assert run_identity.partial(run)[0] == "--test_env=GTEST_FILTER=Ffi.*"
 
 
 def test_sharding_and_the_variants_own_filter_are_not_deselection(tmp_path: Path) -> None:
@@ -121,12 +121,12 @@ def test_sharding_and_the_variants_own_filter_are_not_deselection(tmp_path: Path
     # own deselected (the shard's and the variant's deselection are the design).
     recorded = {"tvm_collected": "9", "tvm_deselected": "0"}
     run = _run(tmp_path, {"//pkg:a_test_llvm": junit(THREE, recorded)})
-    assert run.partial == []
+    assert run_identity.partial(run) == []
 
 
 def test_a_pytest_target_without_the_record_is_partial(tmp_path: Path) -> None:
     run = _run(tmp_path, {"//pkg:a_test": junit(THREE, recorded=False)})
-    assert run.partial == ["//pkg:a_test: selection not recorded (pytest without the kit's plugin)"]
+    assert run_identity.partial(run) == ["//pkg:a_test: selection not recorded (pytest without the kit's plugin)"]
 
 
 def test_a_file_bazel_wrote_records_nothing_and_needs_nothing(tmp_path: Path) -> None:
@@ -134,7 +134,7 @@ def test_a_file_bazel_wrote_records_nothing_and_needs_nothing(tmp_path: Path) ->
         '<?xml version="1.0"?><testsuites><testsuite name="//tools:lint_test" tests="1">'
         '<testcase name="//tools:lint_test" status="run"/></testsuite></testsuites>'
     )
-    assert _run(tmp_path, {"//tools:lint_test": bazels_own}).partial == []
+    assert run_identity.partial(_run(tmp_path, {"//tools:lint_test": bazels_own})) == []
 
 
 # --- the gates ------------------------------------------------------------------------------

@@ -6,6 +6,7 @@ Its one job is judging a run that results.py read; what the run was and whether 
 .ci/run, check_my_wheel.py, the conformance check and the report. Standard library only.
 
     verdict.py RUN       # print the run's problems and its verdict line; exit 1 on FAIL
+    verdict.py --record RUN  # also write it into RUN/run.json and the CI reports (./bazelw)
 """
 
 from __future__ import annotations
@@ -20,7 +21,10 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any, Protocol
 
+import ci_reports
 import results
+import run_identity
+import run_record
 from results import CASE_OUTCOMES, Case, Run
 
 # Label suffixes of per-target variants (tvm_py_test(targets = [...])) and of the
@@ -64,7 +68,7 @@ def status_passed(status: str) -> bool:
 
 
 def required_targets(config: str) -> tuple[str, ...]:
-    """The targets a config (results.Run.config, e.g. `cuda+asan`) requires; llvm at least."""
+    """The targets a config (run_identity.config, e.g. `cuda+asan`) requires; llvm at least."""
     return REQUIRED_TARGETS.get(config.partition("+")[0], ("llvm",))
 
 
@@ -219,7 +223,7 @@ def pinned_run(run: Run) -> bool:
     """True unless the run tested a TVM x tvm-ffi pair no lane pins: run.json's identity says
     `pinned: false` (archive.pinned_of, from the lanes' locks) and names both wheels' sha256.
     A run that cannot show it (an older archive, a GPU-runner bundle) is held as pinned."""
-    ident = run.identity
+    ident = run_identity.venv_identity(run)
     shas = [ident.get(key) for key in ("tvm", "tvm_ffi")]
     named = all(
         isinstance(e, dict) and isinstance(e.get("sha256"), str) and e["sha256"] for e in shas
@@ -285,7 +289,7 @@ def deviation_problems(run: Run, registry: Registry, fixed: Fixed | None = None)
     table = registry.by_id()
     fixed = fixed_deviations(run, registry) if fixed is None else fixed
     held = ""  # why an XPASS is a stale registry here, or "" on an unpinned TVM
-    if run.identity.get("pinned") is True:
+    if run_identity.venv_identity(run).get("pinned") is True:
         held = "on a lane's pinned TVM"
     elif pinned_run(run):
         held = "on a TVM this run does not show to be unpinned (run.json identity `pinned`)"
@@ -413,8 +417,10 @@ def verdict_of(
     if not run.targets:
         problems.append("EMPTY RUN: no test target ran; nothing was checked")
     # A cuda_gpu run (a GPU runner) cannot pass by skipping its cuda cases.
-    gpu_required = run.config.startswith("cuda_gpu")
-    required = required_targets(run.config)
+    config = run_identity.config(run)
+    partial = run_identity.partial(run)
+    gpu_required = config.startswith("cuda_gpu")
+    required = required_targets(config)
     skip_reasons: collections.Counter[str] = collections.Counter()
     exit_code = run.exit_code
     fixed = fixed_deviations(run, registry)
@@ -465,7 +471,7 @@ def verdict_of(
                 ):
                     problems.append(
                         f"REQUIRED TARGET SKIPPED: {label} :: {case.name}: the "
-                        f"{run.config} config requires "
+                        f"{config} config requires "
                         f"{case.properties[UNAVAILABLE_TARGET_PROPERTY]}: {case.message[:200]}"
                     )
     if run.targets and not outcomes["passed"]:
@@ -488,10 +494,10 @@ def verdict_of(
                 f"MISSING: {row.label} :: {row.case}: a conformance row names a "
                 "case its target did not report"
             )
-    if require_whole and run.partial:
+    if require_whole and partial:
         problems.append(
             "PARTIAL: the run is not the whole suite and the whole suite is required "
-            f"(--require-whole): {' '.join(run.partial)}"
+            f"(--require-whole): {' '.join(partial)}"
         )
     # One line per problem, in first-seen order (several runs of a case may fail alike).
     problems = list(dict.fromkeys(problems))
@@ -501,16 +507,188 @@ def verdict_of(
         statuses,
         deviations,
         exit_code,
-        run.partial,
+        partial,
         skip_reasons,
         fixed.by_id(),
     )
+
+
+# Whose problem each kind is (docs/results.md's "Reading a FAIL", its `whose` column: the first
+# owner it names; ci_reports_test.py holds the two in step): the TVM under test, the machine or
+# invocation, or the kit itself.
+TVM, MACHINE, KIT = "tvm", "machine", "kit"
+WHOSE = {
+    "FAILED": TVM,
+    "TARGET <status>": TVM,
+    "NO CASES": KIT,
+    "SUITE ERROR": TVM,
+    "UNREADABLE": MACHINE,
+    "EMPTY RUN": MACHINE,
+    "BAZEL EXIT <exit_code>": MACHINE,
+    "BAZEL EXIT UNKNOWN": KIT,
+    "NOTHING PASSED": MACHINE,
+    "XPASS": TVM,
+    "UNLISTED XFAIL": KIT,
+    "MISATTRIBUTED XFAIL": KIT,
+    "REQUIRED TARGET SKIPPED": TVM,
+    "SKIPPED ON A GPU RUNNER": MACHINE,
+    "GPU RUN UNPROVEN": KIT,
+    "GPU RUN WITHOUT CUDA TARGETS": KIT,
+    "GPU TARGET NOT RUN": MACHINE,
+    "VARIANT ISOLATION": KIT,
+    "NOT RUN": MACHINE,
+    "MISSING": KIT,
+    "PARTIAL": MACHINE,
+    "ALL SKIPPED": MACHINE,
+}
+# Bazel statuses of a target that are the machine's (the table's TARGET row), not the TVM's.
+MACHINE_STATUSES = ("TIMEOUT", "FLAKY", "NO_STATUS", "INCOMPLETE", "REMOTE_FAILURE")
+_KIND = re.compile(r"^(?P<kind>[A-Z][A-Z0-9_]*(?: [A-Z0-9][A-Z0-9_]*)*):\s*(?P<rest>.*)$", re.S)
+_LABEL = re.compile(r"(?:@[\w.~-]*)?//[\w/.+~-]*:[\w/.+=,@~-]+")
+
+
+def table_kind(kind: str) -> str:
+    """The docs table's row of a raised kind: `TARGET TIMEOUT` -> `TARGET <status>`."""
+    if kind in WHOSE:
+        return kind
+    if kind.startswith("BAZEL EXIT "):
+        return "BAZEL EXIT <exit_code>"
+    if kind.startswith("TARGET "):
+        return "TARGET <status>"
+    return kind
+
+
+def problem_record(text: str) -> dict[str, str]:
+    """One problem line as the run record holds it: kind, whose, target, case, message (the
+    rest of the line) and the line itself."""
+    found = _KIND.match(text)
+    kind, rest = (found["kind"], found["rest"]) if found else ("PROBLEM", text)
+    whose = WHOSE.get(table_kind(kind), KIT)
+    if kind.startswith("TARGET ") and kind[len("TARGET ") :] in MACHINE_STATUSES:
+        whose = MACHINE
+    target = case = ""
+    label = _LABEL.search(rest)
+    if label:
+        target = label.group(0).rstrip(":")
+        after = rest[label.end() :]
+        if after.startswith(" :: "):
+            case = after[4:].split(" ", 1)[0].rstrip(":")
+    return {
+        "kind": kind,
+        "whose": whose,
+        "target": target,
+        "case": case,
+        "message": rest,
+        "text": text,
+    }
+
+
+# A case's message kept in the record (failure text; the test.xml in the archive has all).
+RECORD_MESSAGE_CHARS = 4000
+
+
+def case_records(run: Run, result: Verdict) -> list[dict[str, object]]:
+    """Every case of the run (the worst of its runs), as the run record holds it."""
+    fixed = {case for cases in result.fixed.values() for case in cases}
+    found: list[dict[str, object]] = []
+    for target, case in run.cases():
+        skipped = case.outcome in ("skipped", "disabled")
+        found.append(
+            {
+                "target": target.label,
+                "case": case.name,
+                "classname": case.classname,
+                "outcome": case.outcome,
+                "deviation": case.deviation,
+                "fixed": f"{target.label} :: {case.name}" in fixed,
+                "skip_reason": case.message if skipped else None,
+                "message": "" if skipped else case.message[:RECORD_MESSAGE_CHARS],
+                "properties": dict(case.properties),
+                "time_s": round(case.time_s, 3),
+                "runs": len(case.runs()),
+            }
+        )
+    return found
+
+
+def verdict_record(
+    run: Run, result: Verdict, require_whole: bool = False, allow_partial: str | None = None
+) -> dict[str, object]:
+    """The verdict as the run record holds it (run.json `verdict`): the very result printed."""
+    return {
+        "status": result.word,
+        "line": result.line(run_identity.identity_key(run)),
+        "partial": bool(result.partial),
+        "partial_why": list(result.partial),
+        "require_whole": require_whole,
+        "allow_partial": allow_partial,
+        "problems": [problem_record(p) for p in result.problems],
+        "counts": {
+            "targets": dict(result.statuses),
+            "cases": {o: result.outcomes[o] for o in CASE_OUTCOMES},
+            "skipped": sum(result.skip_reasons.values()),
+            "deviations": dict(result.deviations),
+        },
+        "exit_code": result.exit_code,
+        "fixed": result.fixed,
+        "skip_reasons": dict(result.skip_reasons),
+        "cases": case_records(run, result),
+        "identity": dict(run_identity.venv_identity(run)),
+        "identity_key": run_identity.identity_key(run),
+    }
+
+
+def record_verdict(
+    run: Run,
+    result: Verdict,
+    run_dir: str,
+    require_whole: bool = False,
+    allow_partial: str | None = None,
+) -> dict[str, int]:
+    """Write the verdict into the archive's run.json and the CI reports beside it
+    (ci_reports: junit.xml, ctrf.json, summary.md); {file: bytes}. ValueError or OSError when
+    the record cannot be written."""
+    run_record.attach(
+        run_dir, run_record.VERDICT_KEY, verdict_record(run, result, require_whole, allow_partial)
+    )
+    return ci_reports.write_all(run_dir, run_record.read(run_dir))
+
+
+def judge(
+    run: Run,
+    registry: Registry,
+    require_whole: bool = False,
+    allow_partial: str | None = None,
+    record_to: str | None = None,
+) -> int:
+    """Judge a run, print its problems and verdict line, and (record_to: the archive) record
+    it there: 0 on PASS or PARTIAL PASS, 1 on FAIL, 2 when the verdict cannot be recorded."""
+    result = verdict_of(run, registry, require_whole=require_whole)
+    for problem in result.problems:
+        print(f"verdict: {problem}")
+    partial = run_identity.partial(run)
+    if allow_partial is not None and partial:
+        print(f"verdict: partial run allowed (--allow-partial): {allow_partial}")
+    print(result.line(run_identity.identity_key(run)))
+    if record_to is not None:
+        try:
+            record_verdict(run, result, record_to, require_whole, allow_partial)
+        except (OSError, ValueError) as err:
+            print(f"verdict: the verdict could not be recorded in {record_to}: {err}", file=sys.stderr)
+            return 2
+    return 0 if result.passed else 1
 
 
 def main(argv: list[str] | None = None) -> int:
     """Command line: print a run's problems and its verdict line; exit 1 on FAIL."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("run", help="a run archive directory or a build event JSON file")
+    parser.add_argument(
+        "--record",
+        action="store_true",
+        help="write the verdict into the archive's run.json, and junit.xml, ctrf.json and "
+        "summary.md beside it (./bazelw does); exit 2 when it cannot",
+    )
     add_whole_options(parser)
     args = parser.parse_args(argv)
     whole = require_whole(args)
@@ -519,13 +697,12 @@ def main(argv: list[str] | None = None) -> int:
     except (OSError, ValueError) as err:
         print(f"verdict: cannot read the run: {err}", file=sys.stderr)
         return 2
-    result = verdict_of(run, load_registry(), require_whole=whole)
-    for problem in result.problems:
-        print(f"verdict: {problem}")
-    if args.allow_partial is not None and run.partial:
-        print(f"verdict: partial run allowed (--allow-partial): {args.allow_partial}")
-    print(result.line(run.identity_key()))
-    return 0 if result.passed else 1
+    if args.record and not os.path.isdir(args.run):
+        print(f"verdict: --record needs a run archive, not {args.run}", file=sys.stderr)
+        return 2
+    return judge(
+        run, load_registry(), whole, args.allow_partial, args.run if args.record else None
+    )
 
 
 def add_whole_options(parser: argparse.ArgumentParser) -> None:

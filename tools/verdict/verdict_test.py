@@ -15,6 +15,7 @@ import fake_runs
 import pytest
 import report_model
 import results
+import run_identity
 import verdict
 from fake_runs import case_xml, junit
 
@@ -193,9 +194,9 @@ def test_identity_key_separates_wheels_lanes_and_configs(tmp_path: Path) -> None
     def key(**kwargs) -> str:
         flags = kwargs.pop("flags", [])
         record = fake_runs.venv_record(**kwargs)
-        return results.read_run(
-            fake_runs.archive(tmp_path, GOOD, flags=flags, venv_record=record)
-        ).identity_key()
+        return run_identity.identity_key(
+            results.read_run(fake_runs.archive(tmp_path, GOOD, flags=flags, venv_record=record))
+        )
 
     base = key()
     assert base == key()  # same wheels, same config: comparable
@@ -310,24 +311,24 @@ def test_negative_patterns_and_filters_are_part_of_the_identity(tmp_path: Path) 
         return results.read_run(fake_runs.archive(tmp_path, GOOD, **kwargs))
 
     whole = run()
-    assert whole.partial == [] and whole.selection == []
+    assert run_identity.partial(whole) == [] and run_identity.selection(whole) == []
     keys = {
-        whole.identity_key(),
-        run(patterns=("//...", "-//pkg:b_test")).identity_key(),
-        run(flags=["--test_tag_filters=-gpu"]).identity_key(),
-        run(flags=["--test_filter=test_a*"]).identity_key(),
-        run(flags=["--runs_per_test=2"]).identity_key(),
-        run(patterns=("//pkg/...",)).identity_key(),
+        run_identity.identity_key(whole),
+        run_identity.identity_key(run(patterns=("//...", "-//pkg:b_test"))),
+        run_identity.identity_key(run(flags=["--test_tag_filters=-gpu"])),
+        run_identity.identity_key(run(flags=["--test_filter=test_a*"])),
+        run_identity.identity_key(run(flags=["--runs_per_test=2"])),
+        run_identity.identity_key(run(patterns=("//pkg/...",))),
     }
     assert len(keys) == 6, keys
     excluded = run(patterns=("//...", "-//pkg:b_test"))
-    assert excluded.patterns == "//... -//pkg:b_test"
-    assert excluded.partial == ["-//pkg:b_test"]
-    assert run(flags=["--test_tag_filters=-gpu"]).partial == ["--test_tag_filters=-gpu"]
-    assert run(patterns=("//pkg/...",)).partial == ["not //..."]
-    assert run(patterns=("//pkg/...", "-//pkg:x")).partial == ["not //...", "-//pkg:x"]
+    assert run_identity.patterns(excluded) == "//... -//pkg:b_test"
+    assert run_identity.partial(excluded) == ["-//pkg:b_test"]
+    assert run_identity.partial(run(flags=["--test_tag_filters=-gpu"])) == ["--test_tag_filters=-gpu"]
+    assert run_identity.partial(run(patterns=("//pkg/...",))) == ["not //..."]
+    assert run_identity.partial(run(patterns=("//pkg/...", "-//pkg:x"))) == ["not //...", "-//pkg:x"]
     # --runs_per_test runs every case, more often: its own identity, not partial.
-    assert run(flags=["--runs_per_test=2"]).partial == []
+    assert run_identity.partial(run(flags=["--runs_per_test=2"])) == []
 
 
 def test_a_partial_run_never_replaces_the_whole_run_of_its_wheel(tmp_path: Path) -> None:
@@ -357,7 +358,7 @@ def test_a_partial_run_never_replaces_the_whole_run_of_its_wheel(tmp_path: Path)
     )
     # verdict.py's own line (./bazelw) says it too.
     line = verdict.verdict_of(results.read_run(b), REGISTRY).line(
-        results.read_run(b).identity_key()
+        run_identity.identity_key(results.read_run(b))
     )
     assert "PARTIAL: -//pkg:b_test" in line
 
