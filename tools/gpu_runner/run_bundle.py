@@ -354,7 +354,14 @@ def run_tests(
     with concurrent.futures.ThreadPoolExecutor(max_workers=max(1, jobs)) as pool:
         futures = {
             pool.submit(
-                run_one, t.label, t.argv, dict(base_env, **t.env), t.timeout_s, out, cwd, t.googletest
+                run_one,
+                t.label,
+                t.argv,
+                dict(base_env, **t.env),
+                t.timeout_s,
+                out,
+                cwd,
+                t.googletest,
             ): t.label
             for t in tests
         }
@@ -521,7 +528,9 @@ def bundle_record(
     )
 
 
-def run_preflight(args: argparse.Namespace, env: dict, tvm_lib: str, out: str, require_gpu: bool):
+def run_preflight(
+    args: argparse.Namespace, env: dict, tvm_lib: str, out: str, require_gpu: bool
+) -> int | None:
     """The preflight before any test: None to go on, else the exit status to end with."""
     if args.skip_preflight:
         return None

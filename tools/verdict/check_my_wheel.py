@@ -317,7 +317,8 @@ def own_column(run_dir: str, rows_path: str) -> tuple[dict, dict]:
         for d in results.runs_in(os.path.dirname(run_dir))
         if os.path.normpath(d) != os.path.normpath(run_dir)
         for r in [results.read_run(d)]
-        if run_identity.identity_key(r) == run_identity.identity_key(run) and _start(r) < _start(run)
+        if run_identity.identity_key(r) == run_identity.identity_key(run)
+        and _start(r) < _start(run)
     ]
     with open(rows_path, encoding="utf-8") as stream:
         rows = conformance_check.parse_rows(stream.read())

@@ -94,7 +94,7 @@ def junit_tree(record: dict[str, Any], short: bool = False) -> ET.ElementTree:
     left_out = 0
     counts = {"tests": 0, "failures": 0, "skipped": 0}
     total_s = 0.0
-    for name, case in zip(_unique_names(cases), cases):
+    for name, case in zip(_unique_names(cases), cases, strict=True):
         if short and case["outcome"] == "passed" and not case["fixed"]:
             left_out += 1
             continue
@@ -153,7 +153,7 @@ def ctrf(record: dict[str, Any]) -> dict[str, Any]:
     verdict = _verdict(record)
     tests = []
     summary = {status: 0 for status in CTRF_STATUSES}
-    for name, case in zip(_unique_names(verdict["cases"]), verdict["cases"]):
+    for name, case in zip(_unique_names(verdict["cases"]), verdict["cases"], strict=True):
         status = "passed" if case["fixed"] else CTRF_STATUS.get(case["outcome"], "other")
         summary[status] += 1
         test: dict[str, Any] = {

@@ -63,7 +63,9 @@ def test_a_fixed_deviation_on_an_unpinned_tvm_passes_and_is_listed(tmp_path: Pat
 
 def test_archive_records_whether_the_wheels_are_a_lanes_pin(tmp_path: Path) -> None:
     unpinned = results.read_run(fake_runs.archive(tmp_path, FIXED_RUN, venv_record=UNPINNED))
-    assert run_identity.venv_identity(unpinned)["pinned"] is False and not verdict.pinned_run(unpinned)
+    assert run_identity.venv_identity(unpinned)["pinned"] is False and not verdict.pinned_run(
+        unpinned
+    )
     pinned = results.read_run(fake_runs.archive(tmp_path, FIXED_RUN, venv_record=_pinned_record()))
     assert run_identity.venv_identity(pinned)["pinned"] is True
     assert run_identity.venv_identity(pinned)["pinned_by"] == "third_party/python/requirements.lock"

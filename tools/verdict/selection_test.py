@@ -126,7 +126,9 @@ def test_sharding_and_the_variants_own_filter_are_not_deselection(tmp_path: Path
 
 def test_a_pytest_target_without_the_record_is_partial(tmp_path: Path) -> None:
     run = _run(tmp_path, {"//pkg:a_test": junit(THREE, recorded=False)})
-    assert run_identity.partial(run) == ["//pkg:a_test: selection not recorded (pytest without the kit's plugin)"]
+    assert run_identity.partial(run) == [
+        "//pkg:a_test: selection not recorded (pytest without the kit's plugin)"
+    ]
 
 
 def test_a_file_bazel_wrote_records_nothing_and_needs_nothing(tmp_path: Path) -> None:

@@ -674,7 +674,9 @@ def judge(
         try:
             record_verdict(run, result, record_to, require_whole, allow_partial)
         except (OSError, ValueError) as err:
-            print(f"verdict: the verdict could not be recorded in {record_to}: {err}", file=sys.stderr)
+            print(
+                f"verdict: the verdict could not be recorded in {record_to}: {err}", file=sys.stderr
+            )
             return 2
     return 0 if result.passed else 1
 
@@ -700,9 +702,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.record and not os.path.isdir(args.run):
         print(f"verdict: --record needs a run archive, not {args.run}", file=sys.stderr)
         return 2
-    return judge(
-        run, load_registry(), whole, args.allow_partial, args.run if args.record else None
-    )
+    return judge(run, load_registry(), whole, args.allow_partial, args.run if args.record else None)
 
 
 def add_whole_options(parser: argparse.ArgumentParser) -> None:

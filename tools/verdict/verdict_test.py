@@ -324,9 +324,14 @@ def test_negative_patterns_and_filters_are_part_of_the_identity(tmp_path: Path) 
     excluded = run(patterns=("//...", "-//pkg:b_test"))
     assert run_identity.patterns(excluded) == "//... -//pkg:b_test"
     assert run_identity.partial(excluded) == ["-//pkg:b_test"]
-    assert run_identity.partial(run(flags=["--test_tag_filters=-gpu"])) == ["--test_tag_filters=-gpu"]
+    assert run_identity.partial(run(flags=["--test_tag_filters=-gpu"])) == [
+        "--test_tag_filters=-gpu"
+    ]
     assert run_identity.partial(run(patterns=("//pkg/...",))) == ["not //..."]
-    assert run_identity.partial(run(patterns=("//pkg/...", "-//pkg:x"))) == ["not //...", "-//pkg:x"]
+    assert run_identity.partial(run(patterns=("//pkg/...", "-//pkg:x"))) == [
+        "not //...",
+        "-//pkg:x",
+    ]
     # --runs_per_test runs every case, more often: its own identity, not partial.
     assert run_identity.partial(run(flags=["--runs_per_test=2"])) == []
 
