@@ -248,6 +248,10 @@ def _dump(path: str, record: dict[str, Any]) -> None:
         with os.fdopen(handle, "w", encoding="utf-8") as stream:
             json.dump(record, stream, indent=1, sort_keys=True)
             stream.write("\n")
+        # mkstemp makes it owner-only; a record is as readable as any file written here.
+        umask = os.umask(0)
+        os.umask(umask)
+        os.chmod(temp, 0o666 & ~umask)
         os.replace(temp, path)
     except BaseException:
         os.unlink(temp)
