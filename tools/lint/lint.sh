@@ -1,10 +1,14 @@
 #!/usr/bin/env bash
 # Lints the whole tree: ruff (check + format) for Python, clang-format for C++, buildifier (lint
-# + format) for BUILD, .bzl and WORKSPACE files. Run it as `./bazelw run //tools:lint`; the
-# pinned tools come from //tools/lint:BUILD.bazel. Exit 1 and a list of findings when anything
-# is off; with --fix it rewrites the files instead (then reports what it could not fix).
+# + format) for BUILD, .bzl and WORKSPACE files, and the CI workflows (GitHub Actions:
+# .github/workflows/*.yml and examples/ci/github/*.yml; GitLab CI: .gitlab-ci.yml) with
+# actionlint and check-jsonschema's bundled schemas (offline: no schema is fetched). Run it as
+# `./bazelw run //tools:lint`; the pinned tools come from //tools/lint:BUILD.bazel. Exit 1 and a
+# list of findings when anything is off; with --fix it rewrites the files instead (then reports
+# what it could not fix; workflows are checked only).
 #
-#   lint.sh --ruff=PATH --clang-format=PATH --buildifier=PATH [--root=DIR] [--fix]
+#   lint.sh --ruff=PATH --clang-format=PATH --buildifier=PATH --actionlint=PATH
+#           --check-jsonschema=PATH [--root=DIR] [--fix]
 #
 # Files: what git tracks plus new files it does not ignore (outside a git checkout: every file
 # but bazel-* and .git). Settings: ruff reads pyproject.toml, clang-format .clang-format;
@@ -12,13 +16,14 @@
 set -uo pipefail
 
 usage() {
-  echo "usage: $0 --ruff=PATH --clang-format=PATH --buildifier=PATH [--root=DIR] [--fix]" >&2
+  echo "usage: $0 --ruff=PATH --clang-format=PATH --buildifier=PATH --actionlint=PATH" \
+    "--check-jsonschema=PATH [--root=DIR] [--fix]" >&2
   exit 2
 }
 
 fix=0
 root="${BUILD_WORKSPACE_DIRECTORY:-}"
-ruff="" clang_format="" buildifier=""
+ruff="" clang_format="" buildifier="" actionlint="" check_jsonschema=""
 for arg in "$@"; do
   case "$arg" in
     --fix) fix=1 ;;
@@ -26,11 +31,14 @@ for arg in "$@"; do
     --ruff=*) ruff="${arg#*=}" ;;
     --clang-format=*) clang_format="${arg#*=}" ;;
     --buildifier=*) buildifier="${arg#*=}" ;;
+    --actionlint=*) actionlint="${arg#*=}" ;;
+    --check-jsonschema=*) check_jsonschema="${arg#*=}" ;;
     -h | --help) usage ;;
     *) echo "lint: unknown argument '$arg'" >&2; usage ;;
   esac
 done
-[[ -n "$ruff" && -n "$clang_format" && -n "$buildifier" ]] || usage
+[[ -n "$ruff" && -n "$clang_format" && -n "$buildifier" && -n "$actionlint" && -n "$check_jsonschema" ]] ||
+  usage
 if [[ -z "$root" ]]; then
   echo "lint: no tree to lint: run it with ./bazelw run //tools:lint, or pass --root=DIR" >&2
   exit 2
@@ -38,7 +46,7 @@ fi
 [[ -d "$root" ]] || { echo "lint: --root '$root' is not a directory" >&2; exit 2; }
 
 # Tool paths are relative to the runfiles directory `bazel run` starts in; fix them before cd.
-for tool in ruff clang_format buildifier; do
+for tool in ruff clang_format buildifier actionlint check_jsonschema; do
   path="${!tool}"
   [[ -x "$path" ]] || { echo "lint: $tool binary '$path' is not executable" >&2; exit 2; }
   printf -v "$tool" '%s' "$(cd "$(dirname "$path")" && pwd)/$(basename "$path")"
@@ -61,7 +69,7 @@ buildifier_warnings=(
   -native-sh-test
 )
 
-py=() cc=() starlark=()
+py=() cc=() starlark=() github=() gitlab=()
 list_files() {
   if git rev-parse --is-inside-work-tree >/dev/null 2>&1; then
     git ls-files -z --cached --others --exclude-standard
@@ -78,6 +86,10 @@ while IFS= read -r -d '' file; do
     *.cc | *.h | *.cpp | *.hpp) cc+=("$file") ;;
     BUILD | */BUILD | BUILD.* | */BUILD.* | *.BUILD | *.bzl | WORKSPACE | */WORKSPACE | WORKSPACE.bazel | */WORKSPACE.bazel)
       starlark+=("$file") ;;
+    .github/workflows/*.yml | .github/workflows/*.yaml | */.github/workflows/*.yml | */.github/workflows/*.yaml | \
+      examples/ci/github/*.yml | examples/ci/github/*.yaml)
+      github+=("$file") ;;
+    .gitlab-ci.yml | */.gitlab-ci.yml) gitlab+=("$file") ;;
   esac
 done < <(list_files | sort -z)
 
@@ -125,7 +137,18 @@ if [[ ${#starlark[@]} -gt 0 ]]; then
   fi
 fi
 
-echo "lint: ${#py[@]} Python, ${#cc[@]} C++, ${#starlark[@]} Starlark files in $root" >&2
+# CI workflows: checked, never rewritten. check-jsonschema's --builtin-schema is the schema
+# inside its wheel: nothing is downloaded.
+if [[ ${#github[@]} -gt 0 ]]; then
+  run "actionlint" "$actionlint" "${github[@]}"
+  run "check-jsonschema github" "$check_jsonschema" --builtin-schema vendor.github-workflows "${github[@]}"
+fi
+if [[ ${#gitlab[@]} -gt 0 ]]; then
+  run "check-jsonschema gitlab" "$check_jsonschema" --builtin-schema vendor.gitlab-ci "${gitlab[@]}"
+fi
+
+echo "lint: ${#py[@]} Python, ${#cc[@]} C++, ${#starlark[@]} Starlark files," \
+  "$((${#github[@]} + ${#gitlab[@]})) CI workflows in $root" >&2
 if [[ ${#failed[@]} -gt 0 ]]; then
   echo "lint: findings from: $(IFS=,; echo "${failed[*]}" | sed 's/,/, /g')" >&2
   [[ $fix -eq 1 ]] || echo "lint: ./bazelw run //tools:lint -- --fix applies the automatic fixes" >&2

@@ -2,7 +2,7 @@
 # Self-test of lint.sh with the pinned tools: on small trees made here, check mode finds what
 # each tool should find and fails; --fix rewrites the files so that a second check is clean;
 # Bazel-4-forced native-rule warnings stay off while other buildifier warnings stay on; files
-# git ignores are not linted.
+# git ignores are not linted; CI workflows are checked with actionlint and check-jsonschema.
 set -uo pipefail
 
 lint="$1"
@@ -82,7 +82,27 @@ else
   echo "skipped: git file list (git is not on PATH)" >&2
 fi
 
-# 4. Bad usage is a clear error, not a lint of some other tree.
+# 4. CI workflows: a GitHub workflow with an unknown job key fails actionlint and the bundled
+# schema, a GitLab file with a wrongly typed key fails its schema; fixed, both are clean.
+tree="$tmp/workflows"
+make_tree "$tree"
+mkdir -p "$tree/.github/workflows"
+workflow='on: push\njobs:\n  a:\n    runs-on: ubuntu-latest\n    %s: 5\n    steps:\n      - run: ./x.sh\n'
+# shellcheck disable=SC2059
+printf "$workflow" timeout-minute >"$tree/.github/workflows/ci.yml"
+printf 'job:\n  script: [./x.sh]\n  timeout: [2h]\n' >"$tree/.gitlab-ci.yml"
+run_lint "$tree"
+[[ $rc -eq 1 ]] || fail "check of bad workflows exited $rc, wanted 1; output was: $out"
+expect_in_out 'unexpected key "timeout-minute"' "actionlint"
+expect_in_out "findings from: actionlint, check-jsonschema github, check-jsonschema gitlab" "workflows"
+expect_in_out "2 CI workflows" "workflow count"
+# shellcheck disable=SC2059
+printf "$workflow" timeout-minutes >"$tree/.github/workflows/ci.yml"
+printf 'job:\n  script: [./x.sh]\n  timeout: 2h\n' >"$tree/.gitlab-ci.yml"
+run_lint "$tree"
+[[ $rc -eq 0 ]] || fail "check of good workflows exited $rc, wanted 0; output was: $out"
+
+# 5. Bad usage is a clear error, not a lint of some other tree.
 run_lint "$tmp/does-not-exist"
 [[ $rc -eq 2 ]] || fail "a missing --root exited $rc, wanted 2"
 expect_in_out "is not a directory" "missing --root"

@@ -1,9 +1,15 @@
 """Run the mutant catalogue against the kit: each mutant wheel through check-my-wheel.
 
-    ./bazelw run //tools/mutants -- [--only ID ...] [--area A ...] [--lane L]
-                                    [--scope area|all] [--no-baseline] [--record FILE]
-    ./bazelw run //tools/mutants -- --list
-    ./bazelw run //tools/mutants -- --table RESULTS.json
+    ./bazelw run //tools/mutants -- run [--only ID ...] [--area A ...] [--lane L]
+                                        [--scope area|rows|all] [--no-baseline] [--no-fail-fast]
+                                        [--out DIR] [--record FILE]
+    ./bazelw run //tools/mutants -- list
+    ./bazelw run //tools/mutants -- table RESULTS.json ...
+    ./bazelw run //tools/mutants -- merge RESULTS.json ... --record FILE
+
+`run` is the default: the command lines of before subcommands still work (`-- --baseline
+--only ID` is `-- run --baseline --only ID`; `--list`, `--table R`, `--merge R --record F` are
+`list`, `table R`, `merge R --record F`).
 
 For each mutant of tools/mutants/catalogue.json it builds the mutant wheel (mutant_wheel.py:
 the lane's pinned wheel, fetched with pip from the lane's hashed lock, with one file edited and
@@ -292,186 +298,282 @@ def record(path: str, new: list[dict], meta: dict) -> None:
         stream.write("\n")
 
 
-def main(argv: list[str] | None = None) -> int:  # noqa: PLR0912, PLR0915
-    """Command line (see the module docstring)."""
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--only", nargs="+", default=[], metavar="ID", help="these mutants")
-    parser.add_argument("--area", nargs="+", default=[], help="the mutants of these areas")
-    parser.add_argument(
+# The subcommands; `run` is the default, and the flags of before subcommands (--list, --table,
+# --merge) still name the others (legacy_argv).
+COMMANDS = ("run", "list", "table", "merge")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The command line: one subparser per subcommand, each calling its `cmd_*` function."""
+    parser = argparse.ArgumentParser(
+        description=__doc__.splitlines()[0],
+        epilog="Without a subcommand, `run` is meant (--list, --table and --merge as before).",
+    )
+    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    run = sub.add_parser("run", help="put mutants through check-my-wheel (the default)")
+    run.add_argument("--only", nargs="+", default=[], metavar="ID", help="these mutants")
+    run.add_argument("--area", nargs="+", default=[], help="the mutants of these areas")
+    run.add_argument(
         "--lane", help="the lane whose pinned wheels are mutated (default: the catalogue's)"
     )
-    parser.add_argument(
+    run.add_argument(
         "--scope",
         choices=("area", "rows", "all"),
         default="area",
         help="area: the mutant's test packages (default); rows: only the targets "
         "of the rows that should catch it (CI); all: //...",
     )
-    parser.add_argument(
+    run.add_argument(
         "--no-fail-fast", action="store_true", help="run every target even after a failure"
     )
-    parser.add_argument(
+    run.add_argument(
         "--baseline",
         action=argparse.BooleanOptionalAction,
         default=True,
         help="first check the unmutated wheels, which must PASS (default; --no-baseline "
         "skips it, and the report then refuses the score of those results)",
     )
-    parser.add_argument("--out", help="results directory (default mutation-runs/<UTC start>)")
-    parser.add_argument(
+    run.add_argument("--out", help="results directory (default mutation-runs/<UTC start>)")
+    run.add_argument(
         "--record", help="merge the results into this file (e.g. docs/mutation_results.json)"
     )
-    parser.add_argument("--list", action="store_true", help="list the catalogue and exit")
-    parser.add_argument(
-        "--table", nargs="+", metavar="RESULTS", help="print the table of results files"
+    run.set_defaults(func=cmd_run)
+    listing = sub.add_parser("list", help="list the catalogue")
+    listing.set_defaults(func=cmd_list)
+    tables = sub.add_parser("table", help="print the table of results files")
+    tables.add_argument("results", nargs="+", metavar="RESULTS", help="results.json files")
+    tables.set_defaults(func=cmd_table)
+    merge = sub.add_parser("merge", help="merge results files (in order) into --record FILE")
+    merge.add_argument("results", nargs="+", metavar="RESULTS", help="results.json files")
+    merge.add_argument(
+        "--record",
+        required=True,
+        help="the results file to merge into (docs/mutation_results.json)",
     )
-    parser.add_argument(
-        "--merge",
-        nargs="+",
-        metavar="RESULTS",
-        help="with --record: merge these results files (in order) and exit",
-    )
-    args = parser.parse_args(argv)
+    merge.set_defaults(func=cmd_merge)
+    return parser
+
+
+def legacy_argv(argv: list[str]) -> list[str]:
+    """The command line of before subcommands, as one: `--list` is `list`, `--table R...` is
+    `table R...`, `--merge R... --record F` is `merge R... --record F`, anything else is `run`
+    with the same options. A command line that starts with a subcommand (or -h) is kept."""
+    if argv and (argv[0] in COMMANDS or argv[0] in ("-h", "--help")):
+        return list(argv)
+    if "--list" in argv:
+        return ["list"]
+    for flag in ("--merge", "--table"):
+        if flag not in argv:
+            continue
+        at = argv.index(flag)
+        paths = []
+        for arg in argv[at + 1 :]:
+            if arg.startswith("-"):
+                break
+            paths.append(arg)
+        rest = argv[:at] + argv[at + 1 + len(paths) :]
+        command = [flag[2:], *paths]
+        if flag == "--merge" and "--record" in rest:
+            command += rest[rest.index("--record") : rest.index("--record") + 2]
+        return command
+    return ["run", *argv]
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Command line (see the module docstring): parse, then the subcommand's function."""
+    given = list(sys.argv[1:] if argv is None else argv)
+    args = build_parser().parse_args(legacy_argv(given))
+    args.given = given
+    return args.func(args)
+
+
+def read_results(paths: list[str]) -> list[dict]:
+    """The results files at `paths`, in order, each path relative to the workspace (under
+    `bazel run` the working directory is the runfiles tree)."""
+    loaded = []
+    for path in paths:
+        with open(os.path.join(ROOT, path), encoding="utf-8") as stream:
+            loaded.append(json.load(stream))
+    return loaded
+
+
+def cmd_merge(args: argparse.Namespace) -> int:
+    """`merge RESULTS... --record FILE`: merge the results files, in order, into FILE."""
+    for data in read_results(args.results):
+        meta = {k: v for k, v in data.items() if k != "results"}
+        record(os.path.join(ROOT, args.record), entries_of(data.get("results")), meta)
+    return 0
+
+
+def cmd_table(args: argparse.Namespace) -> int:
+    """`table RESULTS...`: the per-area table of the results files (a later one wins)."""
+    merged: dict[str, dict] = {}
+    for data in read_results(args.results):
+        merged.update({e["id"]: e for e in entries_of(data.get("results"))})
+    print(table(list(merged.values()), catalogue_lib.load()))
+    return 0
+
+
+def cmd_list(args: argparse.Namespace) -> int:
+    """`list`: one line per mutant of the catalogue, then their number."""
     catalogue = catalogue_lib.load()
-    if args.merge:
-        if not args.record:
-            print("mutants: --merge needs --record FILE", file=sys.stderr)
-            return 2
-        for path in args.merge:
-            # Under `bazel run` the working directory is the runfiles tree: a relative path
-            # names a file of the workspace, as --record's does.
-            with open(os.path.join(ROOT, path), encoding="utf-8") as stream:
-                data = json.load(stream)
-            meta = {k: v for k, v in data.items() if k != "results"}
-            record(os.path.join(ROOT, args.record), entries_of(data.get("results")), meta)
-        return 0
-    if args.table:
-        merged: dict[str, dict] = {}
-        for path in args.table:
-            with open(os.path.join(ROOT, path), encoding="utf-8") as stream:
-                data = json.load(stream)
-            merged.update({e["id"]: e for e in entries_of(data.get("results"))})
-        print(table(list(merged.values()), catalogue))
-        return 0
-    if args.list:
-        for m in catalogue.mutants:
-            print(f"{m.id:45} {m.area:9} {m.kind:7} {m.breaks}")
-        print(f"{len(catalogue.mutants)} mutants")
-        return 0
+    for m in catalogue.mutants:
+        print(f"{m.id:45} {m.area:9} {m.kind:7} {m.breaks}")
+    print(f"{len(catalogue.mutants)} mutants")
+    return 0
+
+
+def choose(
+    catalogue: catalogue_lib.Catalogue, only: list[str], areas: list[str]
+) -> list[catalogue_lib.Mutant]:
+    """The mutants `only` names (all without it), of `areas` when given; ValueError naming an
+    unknown id or area."""
+    try:
+        chosen = [catalogue.by_id(i) for i in only] if only else list(catalogue.mutants)
+    except KeyError as err:
+        raise ValueError(err.args[0]) from None
+    unknown = sorted(set(areas) - set(catalogue.areas))
+    if unknown:
+        raise ValueError(f"unknown area {unknown}; one of {sorted(catalogue.areas)}")
+    return [m for m in chosen if m.area in areas] if areas else chosen
+
+
+def scope_targets(
+    catalogue: catalogue_lib.Catalogue, mutant: catalogue_lib.Mutant, scope: str
+) -> list[str]:
+    """The targets one mutant's check runs under --scope `scope`."""
+    if scope == "all":
+        return ["//..."]
+    if scope == "rows" and mutant.rows:
+        return catalogue.row_targets_of(mutant)
+    return catalogue.targets_of(mutant)
+
+
+def run_baseline(
+    originals: dict[str, str], lane: str, targets: list[str], out: str, fail_fast: bool
+) -> dict:
+    """Check the unmutated wheels over `targets`: the `baseline` record (verdict, seconds)."""
+    log = os.path.join(out, "baseline.log")
+    command = check_command(
+        originals, lane, targets, os.path.join(out, "report-baseline"), fail_fast
+    )
+    code, output, _, seconds = run_check(command, log)
+    verdict = "PASS" if code == 0 and "NOT TESTED" not in output else "FAIL"
+    print(
+        f"mutants: baseline (unmutated wheels) {verdict} in {seconds:.0f} s; log {log}", flush=True
+    )
+    return {"verdict": verdict, "seconds": round(seconds, 1), "targets": targets}
+
+
+def run_mutant(  # noqa: PLR0913
+    mutant: catalogue_lib.Mutant,
+    originals: dict[str, str],
+    lane: str,
+    targets: list[str],
+    out: str,
+    fail_fast: bool,
+) -> dict:
+    """One mutant: its wheel written, checked and classified (a crash rerun alone); the entry
+    of results.json. Equivalent mutants are not run; a wheel that cannot be written is
+    inconclusive."""
+    entry = {
+        "id": mutant.id,
+        "area": mutant.area,
+        "wheel": mutant.wheel,
+        "kind": mutant.kind,
+        "lane": lane,
+        "breaks": mutant.breaks,
+        "entry_digest": mutant.digest,
+    }
+    if mutant.equivalent:
+        return dict(entry, outcome="equivalent", reason=mutant.equivalent, seconds=0.0)
+    original = originals[mutant.wheel]
+    wheel = os.path.join(out, "wheels", mutant.id, os.path.basename(original))
+    try:
+        sha = mutant_wheel.write_mutant(
+            original, wheel, mutant.file, lambda text: catalogue_lib.apply(text, mutant)
+        )
+    except (catalogue_lib.CatalogueError, mutant_wheel.WheelError) as err:
+        return dict(entry, outcome="inconclusive", reason=str(err), seconds=0.0)
+    wheels = dict(originals, **{mutant.wheel: wheel})
+    log = os.path.join(out, f"{mutant.id}.log")
+    command = check_command(
+        wheels, lane, targets, os.path.join(out, f"report-{mutant.id}"), fail_fast
+    )
+    code, output, run_dir, seconds = run_check(command, log)
+    entry.update(classify(run_dir, code, output))
+
+    def rerun(label: str) -> tuple[int, str, str | None]:
+        alone = os.path.join(out, f"{mutant.id}.rerun.log")
+        command = check_command(
+            wheels, lane, [label], os.path.join(out, f"report-{mutant.id}-rerun"), False
+        )
+        code, output, run_dir, _ = run_check(command, alone)
+        return code, output, run_dir
+
+    entry = confirm_crashes(entry, rerun)
+    entry.update(seconds=round(seconds, 1), sha256=sha, targets=targets, log=log, run_dir=run_dir)
+    # The wheel is 100 MB and reproducible from the catalogue: keep its sha256 only.
+    os.remove(wheel)
+    return entry
+
+
+def say(entry: dict) -> str:
+    """The line printed when one mutant is done."""
+    if entry["outcome"] in ("equivalent", "inconclusive") and "sha256" not in entry:
+        return f"mutants: {entry['id']}: {entry['outcome']} ({entry.get('reason', '')})"
+    said = entry.get("killed_by", [entry.get("reason", "")])[:2]
+    return f"mutants: {entry['id']}: {entry['outcome']} in {entry['seconds']:.0f} s {said}"
+
+
+def cmd_run(args: argparse.Namespace) -> int:
+    """`run`: the baseline, then each chosen mutant; results.json, the table, the exit status
+    (0 when every mutant run was killed inside its rows and the baseline passed)."""
+    catalogue = catalogue_lib.load()
     lane = args.lane or catalogue.lane
     try:
-        chosen = [catalogue.by_id(i) for i in args.only] if args.only else list(catalogue.mutants)
-    except KeyError as err:
-        print(f"mutants: {err.args[0]}", file=sys.stderr)
+        chosen = choose(catalogue, args.only, args.area)
+    except ValueError as err:
+        print(f"mutants: {err}", file=sys.stderr)
         return 2
-    unknown = sorted(set(args.area) - set(catalogue.areas))
-    if unknown:
-        print(f"mutants: unknown area {unknown}; one of {sorted(catalogue.areas)}", file=sys.stderr)
-        return 2
-    if args.area:
-        chosen = [m for m in chosen if m.area in args.area]
     stamp = time.strftime("%Y%m%dT%H%M%SZ", time.gmtime())
     out = os.path.abspath(os.path.join(ROOT, args.out or os.path.join("mutation-runs", stamp)))
     os.makedirs(out, exist_ok=True)
     originals = {dist: pinned_wheel(lane, dist) for dist in WHEEL_FLAGS}
     fail_fast = not args.no_fail_fast
-
-    def scope(mutant: catalogue_lib.Mutant) -> list[str]:
-        if args.scope == "all":
-            return ["//..."]
-        if args.scope == "rows" and mutant.rows:
-            return catalogue.row_targets_of(mutant)
-        return catalogue.targets_of(mutant)
-
     meta = {
         "lane": lane,
         "scope": args.scope,
         "fail_fast": fail_fast,
-        "command": "./bazelw run //tools/mutants -- "
-        + " ".join(argv if argv is not None else sys.argv[1:]),
+        "command": "./bazelw run //tools/mutants -- " + " ".join(args.given),
         "started": stamp,
         "catalogue_size": len(catalogue.mutants),
         "kit_commit": kit_commit(),
         "baseline": {"verdict": "not run"},
     }
     records: list[dict] = []
-    status = 0
     if args.baseline:
         targets = (
-            sorted({t for m in chosen for t in scope(m)}) if args.scope != "all" else ["//..."]
+            sorted({t for m in chosen for t in scope_targets(catalogue, m, args.scope)})
+            if args.scope != "all"
+            else ["//..."]
         )
-        log = os.path.join(out, "baseline.log")
-        command = check_command(
-            originals, lane, targets, os.path.join(out, "report-baseline"), fail_fast
-        )
-        code, output, run_dir, seconds = run_check(command, log)
-        verdict = "PASS" if code == 0 and "NOT TESTED" not in output else "FAIL"
-        meta["baseline"] = {"verdict": verdict, "seconds": round(seconds, 1), "targets": targets}
-        print(
-            f"mutants: baseline (unmutated wheels) {verdict} in {seconds:.0f} s; log {log}",
-            flush=True,
-        )
-        if verdict != "PASS":
+        meta["baseline"] = run_baseline(originals, lane, targets, out, fail_fast)
+        if meta["baseline"]["verdict"] != "PASS":
             print("mutants: the unmutated wheels must PASS; no mutant was run", file=sys.stderr)
             _write(out, meta, records)
             return 1
+    status = 0
     for mutant in chosen:
-        entry = {
-            "id": mutant.id,
-            "area": mutant.area,
-            "wheel": mutant.wheel,
-            "kind": mutant.kind,
-            "lane": lane,
-            "breaks": mutant.breaks,
-            "entry_digest": mutant.digest,
-        }
-        if mutant.equivalent:
-            entry.update(outcome="equivalent", reason=mutant.equivalent, seconds=0.0)
-            records.append(entry)
-            print(f"mutants: {mutant.id}: equivalent ({mutant.equivalent})", flush=True)
-            continue
-        original = originals[mutant.wheel]
-        wheel = os.path.join(out, "wheels", mutant.id, os.path.basename(original))
-        try:
-            sha = mutant_wheel.write_mutant(
-                original, wheel, mutant.file, lambda text, m=mutant: catalogue_lib.apply(text, m)
-            )
-        except (catalogue_lib.CatalogueError, mutant_wheel.WheelError) as err:
-            entry.update(outcome="inconclusive", reason=str(err), seconds=0.0)
-            records.append(entry)
-            print(f"mutants: {mutant.id}: inconclusive ({err})", flush=True)
-            continue
-        wheels = dict(originals, **{mutant.wheel: wheel})
-        targets = scope(mutant)
-        log = os.path.join(out, f"{mutant.id}.log")
-        command = check_command(
-            wheels, lane, targets, os.path.join(out, f"report-{mutant.id}"), fail_fast
-        )
-        code, output, run_dir, seconds = run_check(command, log)
-        entry.update(classify(run_dir, code, output))
-
-        def rerun(
-            label: str, m: catalogue_lib.Mutant = mutant, w: dict[str, str] = wheels
-        ) -> tuple[int, str, str | None]:
-            alone = os.path.join(out, f"{m.id}.rerun.log")
-            command = check_command(
-                w, lane, [label], os.path.join(out, f"report-{m.id}-rerun"), False
-            )
-            code, output, run_dir, _ = run_check(command, alone)
-            return code, output, run_dir
-
-        entry = confirm_crashes(entry, rerun)
-        entry.update(
-            seconds=round(seconds, 1), sha256=sha, targets=targets, log=log, run_dir=run_dir
-        )
+        targets = scope_targets(catalogue, mutant, args.scope)
+        entry = run_mutant(mutant, originals, lane, targets, out, fail_fast)
         records.append(entry)
-        said = entry.get("killed_by", [entry.get("reason", "")])[:2]
-        print(f"mutants: {mutant.id}: {entry['outcome']} in {seconds:.0f} s {said}", flush=True)
+        print(say(entry), flush=True)
         _write(out, meta, records)
-        if entry["outcome"] != "killed":
+        # As before subcommands: a mutant that ran (it has a wheel's sha256) must be killed;
+        # an equivalent one, or one whose wheel could not be written, is reported only.
+        if "sha256" in entry and entry["outcome"] != "killed":
             status = 1
-        # The wheel is 100 MB and reproducible from the catalogue: keep its sha256 only.
-        os.remove(wheel)
     _write(out, meta, records)
     # A kill is checked against the mutant's rows (catalogue_test checks the recorded ones):
     # a kill outside them, e.g. by whichever target failed first under --scope area, leaves

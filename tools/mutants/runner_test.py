@@ -212,3 +212,157 @@ def test_merge_and_table_read_paths_from_the_workspace(tmp_path: Path, monkeypat
     assert runner.main(["--merge", relative, "--record", "merged.json"]) == 0
     assert json.loads((tmp_path / "merged.json").read_text())["results"]["a"]["kit_commit"] == "ddd"
     assert runner.main(["--table", relative]) == 0
+
+
+# --- Subcommands (issue 53): run, list, table, merge; the flags of before still work ---------
+CI_ARGS = [
+    "--baseline", "--scope", "rows", "--out", "mutation-runs/ci",
+    "--only", "vm-get-outputs-reversed", "ffi-traceback-frames-reversed",
+]  # fmt: skip
+
+
+def test_the_command_lines_of_before_name_their_subcommand() -> None:
+    assert runner.legacy_argv(CI_ARGS) == ["run", *CI_ARGS]
+    assert runner.legacy_argv([]) == ["run"]
+    assert runner.legacy_argv(["--list"]) == ["list"]
+    assert runner.legacy_argv(["--table", "a.json", "b.json"]) == ["table", "a.json", "b.json"]
+    assert runner.legacy_argv(["--merge", "a.json", "--record", "r.json"]) == [
+        "merge", "a.json", "--record", "r.json",
+    ]  # fmt: skip
+    assert runner.legacy_argv(["--record", "r.json", "--merge", "a.json", "b.json"]) == [
+        "merge", "a.json", "b.json", "--record", "r.json",
+    ]  # fmt: skip
+    # A command line that names its subcommand is kept as it is.
+    for argv in (["run", *CI_ARGS], ["list"], ["table", "x"], ["--help"]):
+        assert runner.legacy_argv(argv) == argv
+
+
+def test_ci_command_line_parses_to_run_in_both_forms() -> None:
+    for argv in (CI_ARGS, ["run", *CI_ARGS]):
+        args = runner.build_parser().parse_args(runner.legacy_argv(argv))
+        assert args.command == "run" and args.func is runner.cmd_run
+        assert (args.scope, args.out, args.baseline, args.no_fail_fast) == (
+            "rows", "mutation-runs/ci", True, False,
+        )  # fmt: skip
+        assert args.only == ["vm-get-outputs-reversed", "ffi-traceback-frames-reversed"]
+
+
+def test_bad_command_lines_are_usage_errors(capsys) -> None:
+    for argv in (
+        ["merge", "a.json"],  # no --record
+        ["--merge", "a.json"],
+        ["run", "--scope", "nowhere"],
+        ["table"],
+        ["list", "--only", "x"],
+        ["frobnicate"],
+    ):
+        try:
+            runner.main(argv)
+        except SystemExit as err:
+            assert err.code == 2, argv
+        else:
+            raise AssertionError(f"{argv} parsed")
+    assert "--record" in capsys.readouterr().err
+
+
+def test_each_subcommand_calls_its_function(monkeypatch) -> None:
+    called = []
+    for name in ("cmd_run", "cmd_list", "cmd_table", "cmd_merge"):
+        monkeypatch.setattr(
+            runner, name, lambda args, n=name: called.append((n, args.command)) or 7
+        )
+    assert runner.main(["--only", "x"]) == 7
+    assert runner.main(["list"]) == 7
+    assert runner.main(["table", "r.json"]) == 7
+    assert runner.main(["--merge", "r.json", "--record", "o.json"]) == 7
+    assert called == [
+        ("cmd_run", "run"), ("cmd_list", "list"), ("cmd_table", "table"), ("cmd_merge", "merge"),
+    ]  # fmt: skip
+
+
+def test_list_prints_every_mutant(capsys) -> None:
+    assert runner.main(["list"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[-1] == f"{len(catalogue.load().mutants)} mutants"
+
+
+def test_choose_by_id_and_area_and_refuse_unknown_ones() -> None:
+    cat = catalogue.load()
+    assert [m.id for m in runner.choose(cat, ["vm-get-outputs-reversed"], [])] == [
+        "vm-get-outputs-reversed"
+    ]
+    ffi = runner.choose(cat, [], ["ffi"])
+    assert ffi and {m.area for m in ffi} == {"ffi"}
+    assert runner.choose(cat, ["vm-get-outputs-reversed"], ["ffi"]) == []
+    for only, areas in ((["no-such-mutant"], []), ([], ["no-such-area"])):
+        try:
+            runner.choose(cat, only, areas)
+        except ValueError as err:
+            assert "no-such" in str(err)
+        else:
+            raise AssertionError((only, areas))
+
+
+def test_scope_targets_follow_the_scope() -> None:
+    cat = catalogue.load()
+    mutant = cat.by_id("vm-get-outputs-reversed")
+    assert runner.scope_targets(cat, mutant, "all") == ["//..."]
+    assert runner.scope_targets(cat, mutant, "rows") == cat.row_targets_of(mutant)
+    assert runner.scope_targets(cat, mutant, "area") == cat.targets_of(mutant)
+
+
+def _fake_checks(monkeypatch, tmp_path: Path, checks: list[tuple[int, str, str | None]]) -> list:
+    """run with no wheel fetched, written or checked: each check answers the next of `checks`;
+    returns the check commands run."""
+    commands: list[list[str]] = []
+    monkeypatch.setattr(runner, "ROOT", str(tmp_path))
+    monkeypatch.setattr(runner, "kit_commit", lambda: "abc")
+    monkeypatch.setattr(runner, "pinned_wheel", lambda lane, dist: f"/w/{dist}.whl")
+
+    def write_mutant(original: str, wheel: str, file: str, edit: object) -> str:
+        Path(wheel).parent.mkdir(parents=True, exist_ok=True)
+        Path(wheel).write_text("mutant")
+        return "sha"
+
+    def run_check(command: list[str], log: str) -> tuple[int, str, str | None, float]:
+        commands.append(command)
+        code, output, run_dir = checks.pop(0)
+        return code, output, run_dir, 3.0
+
+    monkeypatch.setattr(runner.mutant_wheel, "write_mutant", write_mutant)
+    monkeypatch.setattr(runner, "run_check", run_check)
+    return commands
+
+
+def test_run_stops_when_the_baseline_fails(monkeypatch, tmp_path: Path) -> None:
+    commands = _fake_checks(monkeypatch, tmp_path, [(1, "verdict: FAIL", None)])
+    assert runner.main(CI_ARGS) == 1
+    assert len(commands) == 1 and "/w/apache-tvm.whl" in commands[0]  # the unmutated wheels
+    data = json.loads((tmp_path / "mutation-runs" / "ci" / "results.json").read_text())
+    assert data["baseline"]["verdict"] == "FAIL" and data["results"] == []
+    assert data["command"] == "./bazelw run //tools/mutants -- " + " ".join(CI_ARGS)
+
+
+def test_run_scores_a_survivor_and_reports_an_equivalent(monkeypatch, tmp_path: Path) -> None:
+    passing = _run(tmp_path, "passed")
+    commands = _fake_checks(
+        monkeypatch, tmp_path, [(0, "verdict: PASS", passing), (0, "verdict: PASS", passing)]
+    )
+    argv = ["run", "--scope", "rows", "--out", "o", "--record", "rec.json", "--only"]
+    argv += ["vm-get-outputs-reversed", "ffi-numpy-uint16-maps-to-int16"]
+    assert runner.main(argv) == 1  # a mutant survived
+    assert len(commands) == 2  # the baseline and one mutant: the equivalent one is not run
+    results = json.loads((tmp_path / "o" / "results.json").read_text())["results"]
+    assert [r["outcome"] for r in results] == ["survived", "equivalent"]
+    assert results[0]["sha256"] == "sha" and "--fail-fast" in commands[1]
+    # The 100 MB mutant wheel is not kept, only its sha256.
+    assert list((tmp_path / "o" / "wheels" / "vm-get-outputs-reversed").glob("*.whl")) == []
+    recorded = json.loads((tmp_path / "rec.json").read_text())["results"]
+    assert recorded["vm-get-outputs-reversed"]["outcome"] == "survived"
+
+
+def test_run_refuses_an_unknown_mutant_before_any_check(monkeypatch, tmp_path: Path) -> None:
+    commands = _fake_checks(monkeypatch, tmp_path, [])
+    assert runner.main(["run", "--only", "no-such-mutant"]) == 2
+    assert runner.main(["--area", "no-such-area"]) == 2
+    assert commands == []
