@@ -1098,4 +1098,112 @@ DEVIATIONS: tuple[Deviation, ...] = (
             "test_compile_says_the_compiler_is_absent",
         ),
     ),
+    # --- issue 52: FFI containers against collections.abc and CPython's protocol tests ----------
+    Deviation(
+        id="ffi-dict-update-mapping-only",
+        area="ffi",
+        expected="tvm_ffi.Dict, a MutableMapping, updates from every form dict.update (and "
+        "MutableMapping's update mixin) takes: a mapping, an iterable of pairs, keywords, both, "
+        "or nothing.",
+        actual="Dict.update(other) takes only a mapping: d.update([('b', 2)]) raises "
+        "AttributeError \"'list' object has no attribute 'items'\", d.update(c=3) and "
+        "d.update() raise TypeError (tvm-ffi 0.1.14.post0).",
+        raises="tvm_conformance.observed.UpdateFormRefused",
+        tests=(
+            "//python/tests/ffi:container_protocol_test :: "
+            "test_dict_update_takes_every_form_dict_update_takes[*]",
+            "//python/tests/ffi:container_cpython_test :: "
+            "test_cpython_protocol_test[mapping_tests.TestMappingProtocol-Dict-test_update]",
+            "//python/tests/ffi:container_cpython_test :: "
+            "test_cpython_protocol_test[mapping_tests.TestMappingProtocol-Dict-test_write]",
+            "//python/tests/ffi:container_cpython_test :: "
+            "test_cpython_protocol_test[mapping_tests.TestHashMappingProtocol-Dict-test_update]",
+            "//python/tests/ffi:container_cpython_test :: "
+            "test_cpython_protocol_test[mapping_tests.TestHashMappingProtocol-Dict-test_write]",
+        ),
+    ),
+    Deviation(
+        id="ffi-map-eq-dict-false",
+        area="ffi",
+        expected="A tvm_ffi.Map or Dict equals a dict with the same items (Mapping's __eq__ "
+        "compares items), as tvm_ffi.Array([1, 2]) == [1, 2] is True; so a dict held in an "
+        "Array is found by `in`.",
+        actual="tvm_ffi.Map({'a': 1}) == {'a': 1} is False (Map/Dict.__eq__ return "
+        "NotImplemented for a dict); {'a': 1} in tvm_ffi.Array([{'a': 1}]) is False, though "
+        "that Array == [{'a': 1}] is True (tvm-ffi 0.1.14.post0).",
+        raises="tvm_conformance.observed.UnequalToPythonValue",
+        tests=(
+            "//python/tests/ffi:container_protocol_test :: "
+            "test_mapping_equals_the_dict_it_holds[*]",
+            "//python/tests/ffi:container_cpython_test :: "
+            "test_cpython_protocol_test[mapping_tests.TestMappingProtocol-Dict-test_clear]",
+            "//python/tests/ffi:container_cpython_test :: "
+            "test_cpython_protocol_test[mapping_tests.TestMappingProtocol-Dict-test_getitem]",
+            "//python/tests/ffi:container_cpython_test :: "
+            "test_cpython_protocol_test[mapping_tests.TestHashMappingProtocol-Dict-test_clear]",
+            "//python/tests/ffi:container_cpython_test :: "
+            "test_cpython_protocol_test[mapping_tests.TestHashMappingProtocol-Dict-test_getitem]",
+        ),
+    ),
+    Deviation(
+        id="ffi-container-python-eq-not-called",
+        area="ffi",
+        expected="Membership and key lookup in the FFI containers use Python's == and hash, "
+        "as the Sequence / Mapping protocols and tuple, list and dict do: 1.0 in "
+        "Array([1, 2]) is True, Map({1: 'one'}).get(1.0) is 'one', an element whose __eq__ "
+        "always answers True is found, a key's raising __eq__ / __hash__ propagates.",
+        actual="The containers compare with the FFI's own typed equality and never call "
+        "Python's __eq__ / __hash__: 1.0 in Array([1, 2]) is False while Array.count(1.0) "
+        "(the mixin, using ==) is 1; Map({1: 'one'}).get(1.0) is None; CPython's "
+        "ALWAYS_EQ is not found; a key whose __hash__ raises gives KeyError (tvm-ffi "
+        "0.1.14.post0).",
+        raises="tvm_conformance.observed.PythonEqualityBypassed",
+        tests=(
+            "//python/tests/ffi:container_protocol_test :: test_membership_uses_python_equality[*]",
+            "//python/tests/ffi:container_cpython_test :: "
+            "test_cpython_protocol_test[seq_tests.CommonTest-Array-test_contains_fake]",
+            "//python/tests/ffi:container_cpython_test :: "
+            "test_cpython_protocol_test[seq_tests.CommonTest-Array-test_contains_order]",
+            "//python/tests/ffi:container_cpython_test :: "
+            "test_cpython_protocol_test[list_tests.CommonTest-List-test_contains_fake]",
+            "//python/tests/ffi:container_cpython_test :: "
+            "test_cpython_protocol_test[list_tests.CommonTest-List-test_contains_order]",
+            "//python/tests/ffi:container_cpython_test :: "
+            "test_cpython_protocol_test[mapping_tests.TestHashMappingProtocol-Dict-test_eq]",
+            "//python/tests/ffi:container_cpython_test :: "
+            "test_cpython_protocol_test[mapping_tests.TestHashMappingProtocol-Dict-test_pop]",
+        ),
+    ),
+    Deviation(
+        id="ffi-mapping-view-mapping-missing",
+        area="ffi",
+        expected="The keys(), items() and values() views of a Map / Dict support every "
+        "method of their collections.abc view class: repr() describes the view, and `v in "
+        "d.values()` answers whether a value is held.",
+        actual="tvm_ffi's KeysView / ItemsView / ValuesView subclass the abc views without "
+        "setting _mapping, which the abc mixins read: repr(d.keys()) (and items(), values()) "
+        "and `1 in d.values()` raise AttributeError \"'ValuesView' object has no attribute "
+        "'_mapping'\" (tvm-ffi 0.1.14.post0).",
+        raises="tvm_conformance.observed.ViewMappingMissing",
+        tests=(
+            "//python/tests/ffi:container_protocol_test :: "
+            "test_mapping_view_repr_and_values_membership[*]",
+        ),
+    ),
+    Deviation(
+        id="ffi-list-iterator-fixed-length",
+        area="ffi",
+        expected="Iterating a tvm_ffi.List sees items appended during the iteration, as a "
+        "list iterator and MutableSequence's __iter__ mixin (index until IndexError) do.",
+        actual="List.__iter__ reads len() once and stops there: items appended while "
+        "iterating are not visited, and an exhausted iterator never yields them (tvm-ffi "
+        "0.1.14.post0).",
+        raises="tvm_conformance.observed.IteratorLengthFixed",
+        tests=(
+            "//python/tests/ffi:container_protocol_test :: "
+            "test_list_iterator_sees_items_appended_while_iterating",
+            "//python/tests/ffi:container_cpython_test :: "
+            "test_cpython_protocol_test[list_tests.CommonTest-List-test_exhausted_iterator]",
+        ),
+    ),
 )

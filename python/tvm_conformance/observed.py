@@ -163,3 +163,27 @@ def compiler_absence_unclear(attribute: str) -> contextlib.AbstractContextManage
         rf"module 'tvm\.ir\._ffi_api' has no attribute '{re.escape(attribute)}'",
         CompilerAbsenceUnclear,
     )
+
+
+# --- issue 52: the FFI containers against collections.abc and CPython's protocol tests -----
+
+
+class UpdateFormRefused(DeviationObserved):
+    """A MutableMapping's update refused a form dict.update takes (pairs, keywords)."""
+
+
+class UnequalToPythonValue(DeviationObserved):
+    """An FFI container compared unequal to the Python value it holds."""
+
+
+class PythonEqualityBypassed(DeviationObserved):
+    """An FFI container's lookup did not use Python's == (a value equal under == not found)."""
+
+
+class ViewMappingMissing(DeviationObserved):
+    """A mapping view's abc mixin (repr, `in values()`) failed on the view's missing
+    `_mapping` attribute, with the recorded AttributeError."""
+
+
+class IteratorLengthFixed(DeviationObserved):
+    """An FFI List's iterator stopped at the length the List had when iteration began."""
