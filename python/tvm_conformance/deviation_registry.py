@@ -1098,4 +1098,35 @@ DEVIATIONS: tuple[Deviation, ...] = (
             "test_compile_says_the_compiler_is_absent",
         ),
     ),
+    # --- issue 52: the runtime tensor's assignment forms and TVM's API protocols -----------
+    Deviation(
+        id="runtime-tensor-setitem-step-ignored",
+        area="ffi",
+        expected="`t[::step] = src` on a runtime tensor writes what numpy writes (every "
+        "step-th element, reversed for a negative step) or is refused; step 0 is refused, as "
+        "numpy refuses it.",
+        actual="Every slice without start and stop is taken as `t[:]`, whatever its step (0, "
+        "-1, 2, -2): a source of the whole shape is copied in order, so `t[::-1] = src` "
+        "writes src unreversed and `t[::0] = src` copies it (TVM 0.27.0.post1).",
+        raises="tvm_conformance.observed.SliceStepIgnored",
+        tests=(
+            "//python/tests/ffi:tensor_setitem_test :: "
+            "test_stepped_slice_assignment_matches_numpy_or_is_refused[*]",
+        ),
+        tvm=">=0.27",
+    ),
+    Deviation(
+        id="runtime-tensor-setitem-refusal-blames-value",
+        area="ffi",
+        expected="A runtime tensor that does not support an index form (`t[0] = v`, "
+        "`t[1:3] = v`, `t[...] = v`, a tuple) says the index is not supported.",
+        actual="Every such key raises ValueError 'Array only support set from numpy array', "
+        "also when the value is a numpy array of the tensor's shape and dtype: the message "
+        "blames the value (TVM 0.27.0.post1).",
+        raises="tvm_conformance.observed.SetItemRefusalUnclear",
+        tests=(
+            "//python/tests/ffi:tensor_setitem_test :: test_refused_key_is_named_in_the_error[*]",
+        ),
+        tvm=">=0.27",
+    ),
 )
