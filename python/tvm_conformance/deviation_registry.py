@@ -1129,4 +1129,21 @@ DEVIATIONS: tuple[Deviation, ...] = (
         ),
         tvm=">=0.27",
     ),
+    Deviation(
+        id="runtime-param-file-pathlib-refused",
+        area="relax",
+        expected="`tvm.runtime.save_param_dict_to_file(params, path)` and "
+        "`load_param_dict_from_file(path)` take a `pathlib.Path` (relative or absolute), as "
+        "`export_library` and `tvm.runtime.load_module` do.",
+        actual="save_param_dict_to_file raises TypeError 'Mismatched type on argument #1 when "
+        "calling: `runtime.SaveParamsToFile(0: Map<str, ffi.Tensor>, 1: str) -> void`. "
+        "Expected `str` but got `ffi.OpaquePyObject`' (TVM 0.27.0.post1 / tvm-ffi "
+        "0.1.14.post0); a str path works.",
+        raises="tvm_conformance.observed.PathLikeRefused",
+        tests=(
+            "//python/tests/relax:vm_path_forms_test :: "
+            "test_param_dict_file_round_trips_through_a_pathlib_path[*]",
+        ),
+        tvm=">=0.27",
+    ),
 )

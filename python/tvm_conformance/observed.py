@@ -128,6 +128,11 @@ class InstrumentNotCalled(DeviationObserved):
     """A function given to ``VirtualMachine.set_instrument`` was accepted and never called
     while the VM ran a function that makes calls."""
 
+
+class PathLikeRefused(DeviationObserved):
+    """A ``pathlib.Path`` given where a file path is taken was refused with the FFI's type
+    error (``Expected `str` but got `ffi.OpaquePyObject```)."""
+
 @contextlib.contextmanager
 def recorded(
     exc_type: type[BaseException], message: str, observed: type[DeviationObserved]
