@@ -1146,4 +1146,35 @@ DEVIATIONS: tuple[Deviation, ...] = (
         ),
         tvm=">=0.27",
     ),
+    Deviation(
+        id="relax-vm-memory-cfg-dict-refused",
+        area="relax",
+        expected="`relax.VirtualMachine(ex, dev, memory_cfg={dev: \"naive\"})`, the dict form "
+        "its docstring documents (each device its allocator), builds a VM that runs.",
+        actual="It raises TypeError 'Cannot convert from type `ffi.SmallStr` to `int`' for "
+        "either allocator in either exec mode (TVM 0.27.0.post1 / tvm-ffi 0.1.14.post0); "
+        "the string form works.",
+        raises="tvm_conformance.observed.DocumentedFormRefused",
+        tests=(
+            "//python/tests/relax:vm_api_protocol_test :: "
+            "test_memory_cfg_as_a_dict_of_device_to_allocator[*]",
+        ),
+        tvm=">=0.27",
+    ),
+    Deviation(
+        id="relax-vm-instrument-not-called-in-compiled-mode",
+        area="relax",
+        expected="A function given to `VirtualMachine.set_instrument` is called before and "
+        "after each call the VM makes, as its docstring says, in either exec mode; or the "
+        "compiled mode refuses set_instrument.",
+        actual="In bytecode mode it is called around every call (12 calls for one R.add); in "
+        "compiled mode set_instrument is accepted and the function is never called (TVM "
+        "0.27.0.post1 / tvm-ffi 0.1.14.post0).",
+        raises="tvm_conformance.observed.InstrumentNotCalled",
+        tests=(
+            "//python/tests/relax:vm_api_protocol_test :: "
+            "test_instrument_is_called_or_refused_in_compiled_mode",
+        ),
+        tvm=">=0.27",
+    ),
 )
