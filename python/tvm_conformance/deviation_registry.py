@@ -1149,7 +1149,7 @@ DEVIATIONS: tuple[Deviation, ...] = (
     Deviation(
         id="relax-vm-memory-cfg-dict-refused",
         area="relax",
-        expected="`relax.VirtualMachine(ex, dev, memory_cfg={dev: \"naive\"})`, the dict form "
+        expected='`relax.VirtualMachine(ex, dev, memory_cfg={dev: "naive"})`, the dict form '
         "its docstring documents (each device its allocator), builds a VM that runs.",
         actual="It raises TypeError 'Cannot convert from type `ffi.SmallStr` to `int`' for "
         "either allocator in either exec mode (TVM 0.27.0.post1 / tvm-ffi 0.1.14.post0); "

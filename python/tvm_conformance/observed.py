@@ -108,7 +108,6 @@ class CompilerAbsenceUnclear(DeviationObserved):
     'tvm.ir._ffi_api' has no attribute '<name>'`` instead of naming the missing compiler."""
 
 
-
 class SliceStepIgnored(DeviationObserved):
     """`tensor[::step] = source` (any step, 0 included) copied the whole source in order, as
     `tensor[:] = source` does, where numpy writes every step-th element or refuses."""
@@ -132,6 +131,7 @@ class InstrumentNotCalled(DeviationObserved):
 class PathLikeRefused(DeviationObserved):
     """A ``pathlib.Path`` given where a file path is taken was refused with the FFI's type
     error (``Expected `str` but got `ffi.OpaquePyObject```)."""
+
 
 @contextlib.contextmanager
 def recorded(

@@ -207,7 +207,9 @@ def _refused_keys(kind: str) -> list[tuple[Key, BaseException]]:
 
 
 @deviations.xfail("runtime-tensor-setitem-refusal-blames-value")
-@pytest.mark.parametrize("kind", [k for k in KINDS if k not in ("slice", "stepped-slice")] + ["bounded-slice"])
+@pytest.mark.parametrize(
+    "kind", [k for k in KINDS if k not in ("slice", "stepped-slice")] + ["bounded-slice"]
+)
 def test_refused_key_is_named_in_the_error(kind: str) -> None:
     """A refused key is reported as an unsupported index, not as a wrong value: a numpy array
     of the tensor's own shape and dtype is the value the error asks for."""
@@ -216,7 +218,9 @@ def test_refused_key_is_named_in_the_error(kind: str) -> None:
     else:
         refused = _refused_keys(kind)
     assert refused, f"no {kind} key refused"
-    unclear = [(k, e) for k, e in refused if "index" not in str(e).lower() and repr(k) not in str(e)]
+    unclear = [
+        (k, e) for k, e in refused if "index" not in str(e).lower() and repr(k) not in str(e)
+    ]
     if not unclear:
         return
     # The recorded behaviour: ValueError with the same sentence for every refused key.

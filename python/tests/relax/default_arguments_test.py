@@ -44,12 +44,14 @@ def _run(ex: tvm.runtime.Executable, memory_cfg: Any = None) -> list:
 Call = tuple[Callable[..., Any], tuple, Callable[[Any], Any]]
 CALLS: dict[str, Call] = {
     "tvm.runtime.tensor": (
-        tvm.runtime.tensor, (X,), lambda t: (*_tensor_facts(t), t.numpy().tolist())
+        tvm.runtime.tensor,
+        (X,),
+        lambda t: (*_tensor_facts(t), t.numpy().tolist()),
     ),
     "tvm.runtime.empty": (tvm.runtime.empty, ((2, 3),), _tensor_facts),
     "tvm.runtime.Tensor.copyto": (
-        lambda target=tvm.cpu(0), mem_scope=None: tvm.runtime.tensor(X).copyto(target, mem_scope),
-        (),
+        lambda target, mem_scope=None: tvm.runtime.tensor(X).copyto(target, mem_scope),
+        (tvm.cpu(0),),
         lambda t: (*_tensor_facts(t), t.numpy().tolist()),
     ),
     "tvm.cpu": (tvm.cpu, (), lambda d: d),
