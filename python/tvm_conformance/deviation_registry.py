@@ -1206,4 +1206,83 @@ DEVIATIONS: tuple[Deviation, ...] = (
             "test_cpython_protocol_test[list_tests.CommonTest-List-test_exhausted_iterator]",
         ),
     ),
+    # --- issue 52: the runtime tensor's assignment forms and TVM's API protocols -----------
+    Deviation(
+        id="runtime-tensor-setitem-step-ignored",
+        area="ffi",
+        expected="`t[::step] = src` on a runtime tensor writes what numpy writes (every "
+        "step-th element, reversed for a negative step) or is refused; step 0 is refused, as "
+        "numpy refuses it.",
+        actual="Every slice without start and stop is taken as `t[:]`, whatever its step (0, "
+        "-1, 2, -2): a source of the whole shape is copied in order, so `t[::-1] = src` "
+        "writes src unreversed and `t[::0] = src` copies it (TVM 0.27.0.post1).",
+        raises="tvm_conformance.observed.SliceStepIgnored",
+        tests=(
+            "//python/tests/ffi:tensor_setitem_test :: "
+            "test_stepped_slice_assignment_matches_numpy_or_is_refused[*]",
+        ),
+        tvm=">=0.27",
+    ),
+    Deviation(
+        id="runtime-tensor-setitem-refusal-blames-value",
+        area="ffi",
+        expected="A runtime tensor that does not support an index form (`t[0] = v`, "
+        "`t[1:3] = v`, `t[...] = v`, a tuple) says the index is not supported.",
+        actual="Every such key raises ValueError 'Array only support set from numpy array', "
+        "also when the value is a numpy array of the tensor's shape and dtype: the message "
+        "blames the value (TVM 0.27.0.post1).",
+        raises="tvm_conformance.observed.SetItemRefusalUnclear",
+        tests=(
+            "//python/tests/ffi:tensor_setitem_test :: test_refused_key_is_named_in_the_error[*]",
+        ),
+        tvm=">=0.27",
+    ),
+    Deviation(
+        id="runtime-param-file-pathlib-refused",
+        area="relax",
+        expected="`tvm.runtime.save_param_dict_to_file(params, path)` and "
+        "`load_param_dict_from_file(path)` take a `pathlib.Path` (relative or absolute), as "
+        "`export_library` and `tvm.runtime.load_module` do.",
+        actual="save_param_dict_to_file raises TypeError 'Mismatched type on argument #1 when "
+        "calling: `runtime.SaveParamsToFile(0: Map<str, ffi.Tensor>, 1: str) -> void`. "
+        "Expected `str` but got `ffi.OpaquePyObject`' (TVM 0.27.0.post1 / tvm-ffi "
+        "0.1.14.post0); a str path works.",
+        raises="tvm_conformance.observed.PathLikeRefused",
+        tests=(
+            "//python/tests/relax:vm_path_forms_test :: "
+            "test_param_dict_file_round_trips_through_a_pathlib_path[*]",
+        ),
+        tvm=">=0.27",
+    ),
+    Deviation(
+        id="relax-vm-memory-cfg-dict-refused",
+        area="relax",
+        expected='`relax.VirtualMachine(ex, dev, memory_cfg={dev: "naive"})`, the dict form '
+        "its docstring documents (each device its allocator), builds a VM that runs.",
+        actual="It raises TypeError 'Cannot convert from type `ffi.SmallStr` to `int`' for "
+        "either allocator in either exec mode (TVM 0.27.0.post1 / tvm-ffi 0.1.14.post0); "
+        "the string form works.",
+        raises="tvm_conformance.observed.DocumentedFormRefused",
+        tests=(
+            "//python/tests/relax:vm_api_protocol_test :: "
+            "test_memory_cfg_as_a_dict_of_device_to_allocator[*]",
+        ),
+        tvm=">=0.27",
+    ),
+    Deviation(
+        id="relax-vm-instrument-not-called-in-compiled-mode",
+        area="relax",
+        expected="A function given to `VirtualMachine.set_instrument` is called before and "
+        "after each call the VM makes, as its docstring says, in either exec mode; or the "
+        "compiled mode refuses set_instrument.",
+        actual="In bytecode mode it is called around every call (12 calls for one R.add); in "
+        "compiled mode set_instrument is accepted and the function is never called (TVM "
+        "0.27.0.post1 / tvm-ffi 0.1.14.post0).",
+        raises="tvm_conformance.observed.InstrumentNotCalled",
+        tests=(
+            "//python/tests/relax:vm_api_protocol_test :: "
+            "test_instrument_is_called_or_refused_in_compiled_mode",
+        ),
+        tvm=">=0.27",
+    ),
 )

@@ -108,6 +108,31 @@ class CompilerAbsenceUnclear(DeviationObserved):
     'tvm.ir._ffi_api' has no attribute '<name>'`` instead of naming the missing compiler."""
 
 
+class SliceStepIgnored(DeviationObserved):
+    """`tensor[::step] = source` (any step, 0 included) copied the whole source in order, as
+    `tensor[:] = source` does, where numpy writes every step-th element or refuses."""
+
+
+class SetItemRefusalUnclear(DeviationObserved):
+    """A tensor refused an index form with ``ValueError: Array only support set from numpy
+    array``, which names the value (even a numpy array) instead of the index."""
+
+
+class DocumentedFormRefused(DeviationObserved):
+    """A form of an argument that the function's own docstring documents was refused with the
+    recorded error."""
+
+
+class InstrumentNotCalled(DeviationObserved):
+    """A function given to ``VirtualMachine.set_instrument`` was accepted and never called
+    while the VM ran a function that makes calls."""
+
+
+class PathLikeRefused(DeviationObserved):
+    """A ``pathlib.Path`` given where a file path is taken was refused with the FFI's type
+    error (``Expected `str` but got `ffi.OpaquePyObject```)."""
+
+
 @contextlib.contextmanager
 def recorded(
     exc_type: type[BaseException], message: str, observed: type[DeviationObserved]
