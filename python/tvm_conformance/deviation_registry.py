@@ -1221,7 +1221,7 @@ DEVIATIONS: tuple[Deviation, ...] = (
             "//python/tests/ffi:tensor_setitem_test :: "
             "test_stepped_slice_assignment_matches_numpy_or_is_refused[*]",
         ),
-        tvm=">=0.27",
+        tvm=">=0.26",
     ),
     Deviation(
         id="runtime-tensor-setitem-refusal-blames-value",
@@ -1235,7 +1235,7 @@ DEVIATIONS: tuple[Deviation, ...] = (
         tests=(
             "//python/tests/ffi:tensor_setitem_test :: test_refused_key_is_named_in_the_error[*]",
         ),
-        tvm=">=0.27",
+        tvm=">=0.26",
     ),
     Deviation(
         id="runtime-param-file-pathlib-refused",
@@ -1246,13 +1246,13 @@ DEVIATIONS: tuple[Deviation, ...] = (
         actual="save_param_dict_to_file raises TypeError 'Mismatched type on argument #1 when "
         "calling: `runtime.SaveParamsToFile(0: Map<str, ffi.Tensor>, 1: str) -> void`. "
         "Expected `str` but got `ffi.OpaquePyObject`' (TVM 0.27.0.post1 / tvm-ffi "
-        "0.1.14.post0); a str path works.",
+        "0.1.14.post0, and TVM 0.26.0 / tvm-ffi 0.1.13.post2); a str path works.",
         raises="tvm_conformance.observed.PathLikeRefused",
         tests=(
             "//python/tests/relax:vm_path_forms_test :: "
             "test_param_dict_file_round_trips_through_a_pathlib_path[*]",
         ),
-        tvm=">=0.27",
+        tvm=">=0.26",
     ),
     Deviation(
         id="relax-vm-memory-cfg-dict-refused",
@@ -1260,14 +1260,14 @@ DEVIATIONS: tuple[Deviation, ...] = (
         expected='`relax.VirtualMachine(ex, dev, memory_cfg={dev: "naive"})`, the dict form '
         "its docstring documents (each device its allocator), builds a VM that runs.",
         actual="It raises TypeError 'Cannot convert from type `ffi.SmallStr` to `int`' for "
-        "either allocator in either exec mode (TVM 0.27.0.post1 / tvm-ffi 0.1.14.post0); "
-        "the string form works.",
+        "either allocator in either exec mode (TVM 0.27.0.post1 / tvm-ffi 0.1.14.post0, and "
+        "TVM 0.26.0 / tvm-ffi 0.1.13.post2); the string form works.",
         raises="tvm_conformance.observed.DocumentedFormRefused",
         tests=(
             "//python/tests/relax:vm_api_protocol_test :: "
             "test_memory_cfg_as_a_dict_of_device_to_allocator[*]",
         ),
-        tvm=">=0.27",
+        tvm=">=0.26",
     ),
     Deviation(
         id="relax-vm-instrument-not-called-in-compiled-mode",
@@ -1277,12 +1277,12 @@ DEVIATIONS: tuple[Deviation, ...] = (
         "compiled mode refuses set_instrument.",
         actual="In bytecode mode it is called around every call (12 calls for one R.add); in "
         "compiled mode set_instrument is accepted and the function is never called (TVM "
-        "0.27.0.post1 / tvm-ffi 0.1.14.post0).",
+        "0.27.0.post1 / tvm-ffi 0.1.14.post0, and TVM 0.26.0 / tvm-ffi 0.1.13.post2).",
         raises="tvm_conformance.observed.InstrumentNotCalled",
         tests=(
             "//python/tests/relax:vm_api_protocol_test :: "
             "test_instrument_is_called_or_refused_in_compiled_mode",
         ),
-        tvm=">=0.27",
+        tvm=">=0.26",
     ),
 )
