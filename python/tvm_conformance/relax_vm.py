@@ -18,6 +18,21 @@ from tvm_conformance.testing import assert_on_device
 EXEC_MODES: tuple[str, ...] = ("bytecode", "compiled")
 
 
+def doubling_module() -> tvm.IRModule:
+    """The smallest Relax program the API tests build: `main(x: float32[3]) -> x + x`."""
+    from tvm.script import ir as I
+    from tvm.script import relax as R
+
+    @I.ir_module
+    class Double:
+        @R.function
+        def main(x: R.Tensor((3,), "float32")):
+            y = R.add(x, x)
+            return y
+
+    return Double
+
+
 def build_vm(
     mod: Any,
     target: str,
