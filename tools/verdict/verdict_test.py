@@ -672,6 +672,15 @@ def test_the_suite_is_asked_for_under_the_runs_flags_not_its_selection(tmp_path:
     failing.chmod(0o755)
     record = archive.whole_suite(str(failing), str(tmp_path), ["test", "//..."])
     assert "targets" not in record and record["error"] == "ERROR: no such package"
+    # A query that fails once and then answers is the suite: it is asked a second time.
+    once = tmp_path / "once"
+    once.write_text(
+        '#!/bin/sh\nif [ ! -e "$0.failed" ]; then : >"$0.failed"; echo "ERROR: x" >&2; exit 1; fi\n'
+        'echo "//pkg:a_test False"\n'
+    )
+    once.chmod(0o755)
+    record = archive.whole_suite(str(once), str(tmp_path), ["test", "//..."])
+    assert record["targets"] == ["//pkg:a_test"] and "error" not in record
 
 
 # --- Issue 50: a target whose cases all skipped -----------------------------------------------
