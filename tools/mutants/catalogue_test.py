@@ -13,6 +13,7 @@ import importlib.metadata
 import importlib.util
 import json
 import os
+import sys
 from collections.abc import Callable
 from pathlib import Path
 
@@ -152,12 +153,45 @@ def _installed(mutant: catalogue.Mutant) -> Path:
     return site / mutant.file
 
 
+def _user_wheel(dist: str) -> str | None:
+    """The file of a user's wheel installed for `dist` in place of the lane's pin (the venv's
+    record, tvm_conformance_venv.json), or None when the lane's pinned wheel is installed."""
+    try:
+        record = json.loads((Path(sys.prefix) / "tvm_conformance_venv.json").read_text())
+    except (OSError, ValueError):
+        return None
+    canonical = dist.lower().replace("_", "-")
+    for name, wheel in (record.get("user_wheels") or {}).items():
+        if name.lower().replace("_", "-") == canonical and isinstance(wheel, dict):
+            return str(wheel.get("file", name))
+    return None
+
+
+def test_a_users_wheel_is_told_from_the_pinned_one(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    record = {"user_wheels": {"apache-tvm": {"file": "apache_tvm-0.27.0.post1-x.whl"}}}
+    (tmp_path / "tvm_conformance_venv.json").write_text(json.dumps(record))
+    monkeypatch.setattr(sys, "prefix", str(tmp_path))
+    assert _user_wheel("apache-tvm") == "apache_tvm-0.27.0.post1-x.whl"
+    assert _user_wheel("apache-tvm-ffi") is None
+    (tmp_path / "tvm_conformance_venv.json").write_text(json.dumps({"user_wheels": {}}))
+    assert _user_wheel("apache-tvm") is None
+
+
 @pytest.mark.parametrize("mutant", CATALOGUE.mutants, ids=lambda m: m.id)
 def test_edit_applies_exactly_once_to_the_installed_wheel(mutant: catalogue.Mutant) -> None:
     installed = importlib.metadata.version(mutant.wheel)
     wanted = CATALOGUE.wheels[mutant.wheel]
     if installed != wanted:
         pytest.skip(f"this lane installs {mutant.wheel} {installed}; the catalogue is for {wanted}")
+    # The catalogue's edits are of the lane's pinned wheels: a user's wheel of the same version
+    # (check my wheel, a mutant run's own mutated wheel) is not what it describes.
+    user = _user_wheel(mutant.wheel)
+    if user:
+        pytest.skip(
+            f"{mutant.wheel} is a user's wheel ({user}); the catalogue is of the pinned one"
+        )
     path = _installed(mutant)
     text = path.read_text(encoding="utf-8")
     mutated = catalogue.apply(text, mutant)
