@@ -140,11 +140,11 @@ fi
 
 for archive in "$scratch"/results-*; do  # the archives read like a ./bazelw test run
   [ -f "$archive/run.json" ] || continue  # a preflight that stopped the run: no tests, no archive
-  python3 -c 'import sys; sys.path.insert(0, sys.argv[2]); import results
+  python3 -c 'import sys; sys.path.insert(0, sys.argv[2]); import results, run_identity
 r = results.read_run(sys.argv[1]); cases = [c for _, c in r.cases()]
 print(sys.argv[1].rsplit("/", 1)[-1] + ":", len(r.targets), "targets,", len(cases), "cases",
       {o: sum(c.outcome == o for c in cases) for o in sorted({c.outcome for c in cases})},
-      "identity:", r.identity.get("lane"), "machine GPU:", r.meta.get("machine", {}).get("gpu"))' \
+      "identity:", run_identity.venv_identity(r).get("lane"), "machine GPU:", r.meta.get("machine", {}).get("gpu"))' \
     "$archive" "$repo/tools/verdict"
 done
 echo "smoke wall time: $(($(date +%s) - began)) s"
