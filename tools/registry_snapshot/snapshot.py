@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """A snapshot of TVM's registries, and what a TVM build changed in them.
 
-    ./bazelw run [--config=LANE] //tools/registry_snapshot -- --write   # tools/registry_snapshot/LANE.json
+    ./bazelw run [--config=LANE] //tools/registry_snapshot -- --write   # writes LANE.json
     tools/registry_snapshot/regenerate.sh                               # every lane's
     python snapshot.py take [--rows docs/conformance.md --root DIR] [--out FILE]
     python snapshot.py diff --against LANE.json [--rows ... --root DIR] [--json]
@@ -161,9 +161,7 @@ def _plain(value: Any) -> Any:
 def _config(value: Any) -> Any:
     """A target config as JSON: arrays as lists, `feature.*` keys left out (RULES)."""
     if isinstance(value, dict) or hasattr(value, "items"):
-        return {
-            str(k): _config(v) for k, v in value.items() if not str(k).startswith("feature.")
-        }
+        return {str(k): _config(v) for k, v in value.items() if not str(k).startswith("feature.")}
     if isinstance(value, (list, tuple)) or type(value).__name__ in ("Array", "List"):
         return [_config(v) for v in value]
     plain = _plain(value)
@@ -174,12 +172,17 @@ def _elf_rodata_names(path: str) -> set[str]:
     """Identifier-like `T...` / `F...` strings of an ELF shared library's .rodata (64-bit
     little endian; other files give nothing)."""
     try:
-        with open(path, "rb") as stream, mmap.mmap(stream.fileno(), 0, access=mmap.ACCESS_READ) as m:
+        with (
+            open(path, "rb") as stream,
+            mmap.mmap(stream.fileno(), 0, access=mmap.ACCESS_READ) as m,
+        ):
             if m[:6] != b"\x7fELF\x02\x01":
                 return set()
             shoff = struct.unpack_from("<Q", m, 0x28)[0]
             entsize, count, strndx = struct.unpack_from("<HHH", m, 0x3A)
-            headers = [struct.unpack_from("<IIQQQQIIQQ", m, shoff + i * entsize) for i in range(count)]
+            headers = [
+                struct.unpack_from("<IIQQQQIIQQ", m, shoff + i * entsize) for i in range(count)
+            ]
             names_at = headers[strndx][4]
             for header in headers:
                 start = names_at + header[0]
@@ -212,7 +215,9 @@ def _ops(tvm: Any, reference: dict[str, Any] | None) -> dict[str, Any]:
     ops = {name: tvm.ir.Op.get(name) for name in tvm.ir.Op.list_op_names()}
     anyone = next(iter(ops.values()), None)
     attr_names = sorted(
-        n for n in _attr_candidates(tvm, reference) if anyone is not None and _ffi_api.OpHasAttr(anyone, n)
+        n
+        for n in _attr_candidates(tvm, reference)
+        if anyone is not None and _ffi_api.OpHasAttr(anyone, n)
     )
     out = {}
     for name, op in sorted(ops.items()):
@@ -297,7 +302,9 @@ def take(chains: set[str], reference: dict[str, Any] | None = None) -> dict[str,
     import tvm_ffi
 
     kinds = {
-        str(kind): {str(k): str(v) for k, v in tvm.target.TargetKind.options_from_name(kind).items()}
+        str(kind): {
+            str(k): str(v) for k, v in tvm.target.TargetKind.options_from_name(kind).items()
+        }
         for kind in tvm.target.Target.list_kinds()
     }
     tags = {str(n): _config(t.export()) for n, t in (tvm.target.list_tags() or {}).items()}
@@ -331,11 +338,17 @@ def _flat(config: Any, prefix: str = "") -> dict[str, Any]:
         return {prefix: config}
     out = {}
     for key, value in config.items():
-        out.update(_flat(value, f"{prefix}{key}.") if isinstance(value, dict) else {f"{prefix}{key}": value})
+        out.update(
+            _flat(value, f"{prefix}{key}.")
+            if isinstance(value, dict)
+            else {f"{prefix}{key}": value}
+        )
     return out
 
 
-def _keyed(old: dict[str, Any], new: dict[str, Any], what: str, registry: str) -> list[dict[str, str]]:
+def _keyed(
+    old: dict[str, Any], new: dict[str, Any], what: str, registry: str
+) -> list[dict[str, str]]:
     """added / removed / changed of two flat {name: value} maps, `what` prefixing each."""
     out = []
     for key in sorted(set(old) | set(new)):
@@ -345,7 +358,11 @@ def _keyed(old: dict[str, Any], new: dict[str, Any], what: str, registry: str) -
             out.append(_d(registry, "added", f"{what}{key} added ({_show(new[key])})"))
         elif old[key] != new[key]:
             out.append(
-                _d(registry, "changed", f"{what}{key} changed {_show(old[key])} -> {_show(new[key])}")
+                _d(
+                    registry,
+                    "changed",
+                    f"{what}{key} changed {_show(old[key])} -> {_show(new[key])}",
+                )
             )
     return out
 
@@ -375,7 +392,9 @@ def diff(old: dict[str, Any], new: dict[str, Any]) -> list[dict[str, str]]:
                 continue
             if section == "ops":
                 x, y = dict(a[name]), dict(b[name])
-                out += _keyed(x.pop("attrs", {}), y.pop("attrs", {}), f"{what} {name}: attribute ", registry)
+                out += _keyed(
+                    x.pop("attrs", {}), y.pop("attrs", {}), f"{what} {name}: attribute ", registry
+                )
                 out += _keyed(x, y, f"{what} {name}: ", registry)
             elif section == "target_kinds":
                 out += _keyed(a[name], b[name], f"{what} {name}: option ", registry)
@@ -383,7 +402,9 @@ def diff(old: dict[str, Any], new: dict[str, Any]) -> list[dict[str, str]]:
                 out += _keyed(_flat(a[name]), _flat(b[name]), f"{what} {name}: ", registry)
             else:
                 x, y = dict(a[name]), dict(b[name])
-                out += _keyed(x.pop("members", {}), y.pop("members", {}), f"{what} {name}: member ", registry)
+                out += _keyed(
+                    x.pop("members", {}), y.pop("members", {}), f"{what} {name}: member ", registry
+                )
                 out += _keyed(x, y, f"{what} {name}: ", registry)
     return out
 
@@ -443,7 +464,9 @@ def main(argv: list[str] | None = None) -> int:
     workspace = os.environ.get("BUILD_WORKSPACE_DIRECTORY")
     if args.write:
         if not workspace:
-            print("snapshot: --write needs `./bazelw run //tools/registry_snapshot`", file=sys.stderr)
+            print(
+                "snapshot: --write needs `./bazelw run //tools/registry_snapshot`", file=sys.stderr
+            )
             return 2
         args.rows, args.root = os.path.join(workspace, "docs", "conformance.md"), workspace
         args.out = str(snapshot_path(workspace, _lane()))
@@ -474,7 +497,9 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     differences = diff(reference or {}, snapshot)
     if args.json:
-        print(json.dumps({"differences": differences, "counts": counts(differences)}, sort_keys=True))
+        print(
+            json.dumps({"differences": differences, "counts": counts(differences)}, sort_keys=True)
+        )
     else:
         for d in differences:
             print(d["text"])

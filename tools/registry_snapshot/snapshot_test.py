@@ -19,6 +19,7 @@ from pathlib import Path
 
 import pytest
 import snapshot
+
 from tvm_conformance import runfiles
 
 
@@ -111,7 +112,8 @@ def test_every_kind_of_difference_is_named() -> None:
 
 def test_row_tests_are_read_for_the_api_they_use() -> None:
     source = (
-        "import tvm\nfrom tvm import relax as rx\nimport tvm_ffi\nfrom tvm.script import relax as R\n"
+        "import tvm\nfrom tvm import relax as rx\nimport tvm_ffi\n"
+        "from tvm.script import relax as R\n"
         "x = rx.build(m, target='llvm')\ny = tvm.runtime.tensor(a).numpy()\n"
         "z = tvm_ffi.convert([1])\n@R.function\ndef f(): pass\nimport numpy as np\nnp.add(1, 2)\n"
     )

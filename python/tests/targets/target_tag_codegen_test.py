@@ -21,6 +21,7 @@ import platform
 
 import pytest
 import tvm
+
 from tvm_conformance.crash_isolation import run_isolated
 
 # ELF e_machine numbers (the ELF specification / LLVM's BinaryFormat/ELF.h).
