@@ -48,6 +48,8 @@ WIDE = "wide"
 # The seeds on which the previous rule (previous_rule.py, a per-element Jacobian whose cost
 # grows with outputs x graph) is also evaluated for a wide check.
 PREVIOUS_RULE_SEEDS = 3
+# Whether prepare() evaluates the previous rule too (not in --quick: CI needs only the rule).
+_PREVIOUS = os.environ.get("NUMERICS_SWEEP_PREVIOUS", "1") == "1"
 QUICK_CHECKS = (
     "mlp/exported_program",
     "layer_norm/fx",
@@ -209,7 +211,7 @@ def prepare(names: list[str], seeds: int, cache: Path) -> None:
                 "inputs": [t.numpy() for t in inputs],
                 "expected32": expected32,
                 "refs": refs,
-                "previous": _previous_allowances(model, inputs),
+                "previous": _previous_allowances(model, inputs) if _PREVIOUS else None,
             }
             if seed == 0 and not any(b.is_floating_point() for b in model.buffers()):
                 imported = import_model(model, inputs, frontend=frontend)
@@ -264,7 +266,11 @@ def _prepare_wide(name: str, model_name: str, frontend: str, seeds: int, cache: 
             "inputs": [x.numpy(), *weights],
             "expected32": expected32,
             "refs": numerics.references(model, [x]),
-            "previous": _previous_allowances(model, [x]) if seed < PREVIOUS_RULE_SEEDS else None,
+            "previous": (
+                _previous_allowances(model, [x])
+                if _PREVIOUS and seed < PREVIOUS_RULE_SEEDS
+                else None
+            ),
         }
         (cache / f"{_slug(name)}-{seed}.pkl").write_bytes(pickle.dumps(record))
 
@@ -468,6 +474,7 @@ def main(argv: list[str] | None = None) -> int:
     known = checks()
     if args.quick:
         args.seeds, args.variants, args.checks = 2, ["default", "host"], list(QUICK_CHECKS)
+        os.environ["NUMERICS_SWEEP_PREVIOUS"] = "0"  # read by the children
     names = args.checks or list(known)
     unknown = [n for n in names if n not in known]
     if unknown:
