@@ -173,9 +173,10 @@ def _ops() -> list[str]:
     return sorted(op for op in calls if relax_signatures.legalized(op))
 
 
-def test_every_collected_op_is_walked() -> None:
+def test_every_collected_op_is_walked(target: str) -> None:
     """Every op the sources emit has a base call with static shapes and a reference; none is
-    dropped silently."""
+    dropped silently. (Target independent, but it runs in the variant, whose process has the
+    corpus imported already: an _independent target would import it again.)"""
     calls, names = corpus()
     assert names and set(calls) == names, f"no static base call for {sorted(names - set(calls))}"
     missing = sorted(op for op in _ops() if op not in relax_signatures.REFERENCES)
@@ -196,8 +197,9 @@ def test_signature_points_match_numpy(
     assert not failures, f"{len(failures)} of {len(op_plan.points)} points:\n" + "\n".join(failures)
 
 
-def test_refusals_name_the_argument() -> None:
-    """A point TVM refuses is refused with a message (not an empty or internal one)."""
+def test_refusals_name_the_argument(target: str) -> None:
+    """A point TVM refuses is refused with a message (not an empty or internal one); in the
+    variant for the same reason as test_every_collected_op_is_walked."""
     for op in _ops():
         for point, message in plan(op).refused.items():
             assert re.search(r"\w+Error: \S", message), f"{point.id}: {message!r}"
