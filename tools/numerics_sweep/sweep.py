@@ -42,6 +42,12 @@ VARIANTS: dict[str, tuple[str | None, tuple[str, ...]]] = {
     "x86-64-v4": ("x86-64-v4", ("avx512f", "avx512bw", "avx512dq", "avx512vl")),
     "host": ("host", ()),
 }
+# The make-model marker of a check whose model comes from tvm_conformance.wide_models (PyTorch's
+# own initialisation, seeded; built once per variant with the weights as inputs).
+WIDE = "wide"
+# The seeds on which the previous rule (previous_rule.py, a per-element Jacobian whose cost
+# grows with outputs x graph) is also evaluated for a wide check.
+PREVIOUS_RULE_SEEDS = 3
 QUICK_CHECKS = (
     "mlp/exported_program",
     "layer_norm/fx",
@@ -114,6 +120,14 @@ def checks() -> dict[str, tuple[Callable[[], Any], Callable[[], list[Any]], str]
             )
     for case, (make, inputs, _) in ops.FX_CASES.items():
         table[f"op:{case}/fx"] = (make, inputs, "fx")
+    from tvm_conformance import wide_models
+
+    for model_name in wide_models.MODELS:
+        table[f"wide:{model_name}/exported_program"] = (
+            WIDE,
+            lambda model_name=model_name: [model_name],
+            "exported_program",
+        )
     for case, (call, shapes, shape, scale, as_read) in keywords.CASES.items():
         if as_read is None:  # the cases from_fx reads in full
             table[f"keywords:{case}/fx"] = (
@@ -175,6 +189,13 @@ def prepare(names: list[str], seeds: int, cache: Path) -> None:
     table = checks()
     for name in names:
         make, make_inputs, frontend = table[name]
+        if make == WIDE:
+            _prepare_wide(name, make_inputs()[0], frontend, seeds, cache)
+            continue
+        # A model without floating buffers is imported once with its weights as parameters
+        # (built once per variant); one with buffers (bound into the IR as constants by the
+        # importers) is imported and bound per seed.
+        order: list[str] | None = None
         for seed in range(seeds):
             torch.manual_seed(seed)
             model = seed_parameters(make(), seed=seed).eval()
@@ -184,15 +205,68 @@ def prepare(names: list[str], seeds: int, cache: Path) -> None:
                     t.numpy() for t in numerics._flatten(model(*[t.clone() for t in inputs]))
                 ]
             refs = numerics.references(model, inputs)
-            bound = bind_weights(import_model(model, inputs, frontend=frontend))
             record = {
-                "module": tvm.ir.save_json(bound),
                 "inputs": [t.numpy() for t in inputs],
                 "expected32": expected32,
                 "refs": refs,
+                "previous": _previous_allowances(model, inputs),
             }
+            if seed == 0 and not any(b.is_floating_point() for b in model.buffers()):
+                imported = import_model(model, inputs, frontend=frontend)
+                main = imported.mod["main"]
+                order = [var.name for var in list(main.params)[imported.num_inputs :]]
+                by_var = {v: k for k, v in imported.var_names.items()}
+                module_file = cache / f"{_slug(name)}-module.json"
+                module_file.write_text(tvm.ir.save_json(imported.mod))
+            if order is not None:
+                state = dict(model.named_parameters())
+                record["inputs"] += [state[by_var[v]].detach().numpy() for v in order]
+            else:
+                bound = bind_weights(import_model(model, inputs, frontend=frontend))
+                record["module"] = tvm.ir.save_json(bound)
             (cache / f"{_slug(name)}-{seed}.pkl").write_bytes(pickle.dumps(record))
         print(f"sweep: prepared {name}", file=sys.stderr, flush=True)
+
+
+def _previous_allowances(model: Any, inputs: list[Any]) -> list[Any]:
+    """Per output: the previous rule's allowed error (None for a discrete output)."""
+    import previous_rule
+
+    return [
+        None if r.discrete else r.allowed_error() for r in previous_rule.references(model, inputs)
+    ]
+
+
+def _prepare_wide(name: str, model_name: str, frontend: str, seeds: int, cache: Path) -> None:
+    """A wide check: the module imported once with its weights as parameters; per seed the
+    input, the weights in the module's parameter order, the references of both rules."""
+    import pickle
+
+    import torch
+    import tvm
+
+    from tvm_conformance import numerics, wide_models
+    from tvm_conformance.model_import import import_model
+
+    model, x = wide_models.make(model_name, 0)
+    imported = import_model(model, [x], frontend=frontend)
+    main = imported.mod["main"]
+    order = [var.name for var in list(main.params)[imported.num_inputs :]]
+    by_var = {v: k for k, v in imported.var_names.items()}
+    (cache / f"{_slug(name)}-module.json").write_text(tvm.ir.save_json(imported.mod))
+    for seed in range(seeds):
+        model, x = wide_models.make(model_name, seed)
+        state = dict(model.named_parameters()) | dict(model.named_buffers())
+        weights = [state[by_var[v]].detach().numpy() for v in order]
+        with torch.no_grad():
+            expected32 = [t.numpy() for t in numerics._flatten(model(x.clone()))]
+        record = {
+            "inputs": [x.numpy(), *weights],
+            "expected32": expected32,
+            "refs": numerics.references(model, [x]),
+            "previous": _previous_allowances(model, [x]) if seed < PREVIOUS_RULE_SEEDS else None,
+        }
+        (cache / f"{_slug(name)}-{seed}.pkl").write_bytes(pickle.dumps(record))
 
 
 def _slug(name: str) -> str:
@@ -216,10 +290,21 @@ def run_variant(variant: str, names: list[str], seeds: int, cache: Path) -> dict
     for name in names:
         row: dict[str, Any] = {"runs": 0, "before_fail": 0, "after_fail": 0, "worst_ratio": 0.0}
         start = time.monotonic()
+        headrooms: list[np.ndarray] = []
+        previous_headrooms: list[np.ndarray] = []
+        exact = [0, 0]  # elements computed exactly, elements compared
+        wide_vm = None
+        module_file = cache / f"{_slug(name)}-module.json"
+        if module_file.exists():
+            wide = tvm.ir.load_json(module_file.read_text())
+            wide_vm = relax.VirtualMachine(relax.build(wide, target, exec_mode="bytecode"), dev)
         for seed in range(seeds):
             record = pickle.loads((cache / f"{_slug(name)}-{seed}.pkl").read_bytes())
-            bound = tvm.ir.load_json(record["module"])
-            vm = relax.VirtualMachine(relax.build(bound, target, exec_mode="bytecode"), dev)
+            if wide_vm is not None:
+                vm = wide_vm
+            else:
+                bound = tvm.ir.load_json(record["module"])
+                vm = relax.VirtualMachine(relax.build(bound, target, exec_mode="bytecode"), dev)
             out = vm["main"](*[tvm.runtime.tensor(a, dev) for a in record["inputs"]])
             actual = _flatten_tvm(out)
             expected32, refs = record["expected32"], record["refs"]
@@ -240,6 +325,22 @@ def run_variant(variant: str, names: list[str], seeds: int, cache: Path) -> dict
             for c in comparisons:
                 if np.isfinite(c.worst_ratio):
                     row["worst_ratio"] = max(row["worst_ratio"], c.worst_ratio)
+            previous = record.get("previous")
+            for i, (a, r) in enumerate(zip(actual, refs, strict=False)):
+                if r.discrete or a.shape != r.value.shape:
+                    continue
+                error = np.abs(a.astype(np.float64) - r.value)
+                nonzero = error > 0
+                exact[0] += int((~nonzero).sum())
+                exact[1] += error.size
+                headrooms.append((r.allowed_error()[nonzero] / error[nonzero]).astype(np.float32))
+                if previous is not None and previous[i] is not None:
+                    previous_headrooms.append(
+                        (previous[i][nonzero] / error[nonzero]).astype(np.float32)
+                    )
+        np.save(cache / f"headroom-{variant}-{_slug(name)}.npy", _joined(headrooms))
+        np.save(cache / f"previous-{variant}-{_slug(name)}.npy", _joined(previous_headrooms))
+        row["exact_elements"], row["elements"] = exact
         row["seconds"] = round(time.monotonic() - start, 1)
         results[name] = row
         print(
@@ -249,6 +350,33 @@ def run_variant(variant: str, names: list[str], seeds: int, cache: Path) -> dict
             flush=True,
         )
     return results
+
+
+def _joined(parts: list[Any]) -> Any:
+    import numpy as np
+
+    return np.concatenate(parts) if parts else np.zeros(0, dtype=np.float32)
+
+
+def pooled_headroom(cache: Path, prefix: str, variants: list[str], name: str) -> dict[str, Any]:
+    """Over the elements with a nonzero error, pooled over seeds and variants: allowed /
+    error at the median, the 1st percentile and the minimum."""
+    import numpy as np
+
+    parts = []
+    for variant in variants:
+        path = cache / f"{prefix}-{variant}-{_slug(name)}.npy"
+        if path.exists():
+            parts.append(np.load(path))
+    values = _joined(parts)
+    if values.size == 0:
+        return {"elements": 0}
+    return {
+        "elements": int(values.size),
+        "median": float(np.median(values)),
+        "p1": float(np.percentile(values, 1)),
+        "min": float(values.min()),
+    }
 
 
 def _flatten_tvm(output: Any) -> list[Any]:
@@ -278,12 +406,16 @@ def _child(mode: list[str], names: list[str], seeds: int, cache: Path) -> dict[s
     return json.loads(lines[-1]) if lines else {}
 
 
-def table_markdown(by_variant: dict[str, dict[str, Any]]) -> str:
-    """The per-check table: failures before / after (runs = seeds x variants), headroom."""
+def table_markdown(by_variant: dict[str, dict[str, Any]], pooled: dict[str, Any]) -> str:
+    """The per-check table: failing runs (runs = seeds x variants) by the old element-wise
+    1e-5 and by the rule; per element with a nonzero error, pooled over seeds and variants,
+    the rule's headroom (allowed / error) at the median, 1st percentile and minimum, and the
+    previous rule's median (issue 41's rule, for wide checks on its first seeds only)."""
     names = sorted({n for v in by_variant.values() for n in v if n != "error"})
     lines = [
-        "| check | runs | fail at rtol=atol=1e-5 | fail by the rule | allowed / largest error |",
-        "|---|---|---|---|---|",
+        "| check | runs | fail at 1e-5 | fail by the rule | elements (exact) | headroom median "
+        "| p1 | min | previous rule's median |",
+        "|---|---|---|---|---|---|---|---|---|",
     ]
     totals = [0, 0, 0]
     for name in names:
@@ -291,11 +423,24 @@ def table_markdown(by_variant: dict[str, dict[str, Any]]) -> str:
         runs = sum(r["runs"] for r in rows)
         before = sum(r["before_fail"] for r in rows)
         after = sum(r["after_fail"] for r in rows)
-        worst = max(r["worst_ratio"] for r in rows)
-        headroom = "exact" if worst == 0 else f"{1 / worst:.1f}"
-        lines.append(f"| {name} | {runs} | {before} | {after} | {headroom} |")
+        elements = sum(r.get("elements", 0) for r in rows)
+        exact = sum(r.get("exact_elements", 0) for r in rows)
+        now, previous = pooled[name]["rule"], pooled[name]["previous"]
+        cells = (
+            [f"{now['median']:.1f}", f"{now['p1']:.1f}", f"{now['min']:.2f}"]
+            if now.get("elements")
+            else ["exact", "exact", "exact"]
+        )
+        before_cell = f"{previous['median']:.0f}" if previous.get("elements") else "-"
+        lines.append(
+            f"| {name} | {runs} | {before} | {after} | {elements} ({exact}) | "
+            + " | ".join(cells)
+            + f" | {before_cell} |"
+        )
         totals = [totals[0] + runs, totals[1] + before, totals[2] + after]
-    lines.append(f"| **all {len(names)} checks** | {totals[0]} | {totals[1]} | {totals[2]} | |")
+    lines.append(
+        f"| **all {len(names)} checks** | {totals[0]} | {totals[1]} | {totals[2]} | | | | | |"
+    )
     return "\n".join(lines)
 
 
@@ -347,9 +492,16 @@ def main(argv: list[str] | None = None) -> int:
                 v: pool.submit(_child, ["--child", v], names, args.seeds, cache) for v in variants
             }
             by_variant = {v: f.result() for v, f in futures.items()}
+        pooled = {
+            name: {
+                "rule": pooled_headroom(cache, "headroom", variants, name),
+                "previous": pooled_headroom(cache, "previous", variants, name),
+            }
+            for name in names
+        }
     elapsed = time.monotonic() - start
     errors = {v: r["error"] for v, r in by_variant.items() if "error" in r}
-    print(table_markdown(by_variant))
+    print(table_markdown(by_variant, pooled))
     after = sum(r["after_fail"] for v in by_variant.values() for k, r in v.items() if k != "error")
     print(
         f"sweep: {len(names)} checks x {args.seeds} seeds x {len(variants)} variants "
@@ -365,6 +517,7 @@ def main(argv: list[str] | None = None) -> int:
                     "left_out": left_out,
                     "seconds": round(elapsed),
                     "results": by_variant,
+                    "pooled_headroom": pooled,
                 },
                 indent=1,
             )

@@ -83,6 +83,40 @@ def identity_of(record: dict[str, Any], lane: str) -> dict[str, Any]:
     return identity
 
 
+# The registry snapshot tool and the lanes' snapshots (tools/registry_snapshot/), and the
+# variable that turns the drift off (`0`: the mutant runner, whose kill times measure tests).
+SNAPSHOT_TOOL = os.path.join("tools", "registry_snapshot", "snapshot.py")
+DRIFT_ENV = "TVM_CONFORMANCE_REGISTRY_DRIFT"
+
+
+def registry_drift(venv_record: str, lane: str, workspace: str = WORKSPACE) -> dict[str, Any]:
+    """What a user's wheel changed in TVM's registries: the lane's snapshot
+    (tools/registry_snapshot/<lane>.json) against one taken with the run's venv (a fresh
+    process of its Python). `{"against", "differences": [text], "counts"}`, or `{"error"}`:
+    a difference is information, never a failure, and neither is an error here."""
+    against = os.path.join("tools", "registry_snapshot", f"{lane}.json")
+    python = os.path.join(os.path.dirname(venv_record), "bin", "python")
+    command = [python, os.path.join(workspace, SNAPSHOT_TOOL), "diff", "--json"]
+    command += ["--against", os.path.join(workspace, against)]
+    if not os.path.isfile(os.path.join(workspace, against)):
+        return {"against": against, "error": "the lane has no snapshot file"}
+    try:
+        proc = subprocess.run(
+            command, capture_output=True, text=True, timeout=300, check=False, cwd=workspace
+        )
+        if proc.returncode != 0:
+            said = (proc.stderr.strip().splitlines() or ["no message"])[-1][:200]
+            return {"against": against, "error": f"exit status {proc.returncode}: {said}"}
+        found = json.loads(proc.stdout.strip().splitlines()[-1])
+    except (OSError, subprocess.SubprocessError, ValueError, IndexError) as err:
+        return {"against": against, "error": f"{type(err).__name__}: {err}"[:300]}
+    return {
+        "against": against,
+        "differences": [str(d["text"]) for d in found.get("differences", [])],
+        "counts": found.get("counts", {}),
+    }
+
+
 # The identity's keys of the wheels a lane pins, and their distributions in a lock.
 PINNED_DISTS = {"tvm": "apache-tvm", "tvm_ffi": "apache-tvm-ffi"}
 _REQUIREMENT = re.compile(r"^(?P<name>[A-Za-z0-9][A-Za-z0-9._-]*)(\[[^]]*\])?\s*==")
@@ -332,6 +366,9 @@ def archive_run(
     identity = identity_of(record, lane) if record else {"lane": lane}
     if record:
         identity.update(pinned_of(identity))
+    # A user's wheel: what it changed in TVM's registries, against the lane's snapshot.
+    if record.get("user_wheels") and record_path and os.environ.get(DRIFT_ENV, "1") != "0":
+        identity["registry_drift"] = registry_drift(record_path, lane)
     extra: dict[str, Any] = {}
     if gpu_suite is not None:
         extra["gpu_suite"] = gpu_suite

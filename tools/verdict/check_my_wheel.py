@@ -404,6 +404,9 @@ def main(argv: list[str] | None = None) -> int:
             "check_my_wheel: PARTIAL: the whole suite is required without --targets, and this "
             f"run left out: {' '.join(partial)}"
         )
+    # What the wheel changed in TVM's registries: information, not part of the verdict.
+    for line in report_model.drift_lines(column):
+        print(f"check_my_wheel: {line}")
     print(column["summary_line"])
     print(column["verdict"]["line"])
     return 0 if column["verdict"]["passed"] and not untested and not partial else 1

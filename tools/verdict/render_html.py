@@ -13,6 +13,7 @@ from report_model import (
     FIDELITY_COLUMNS,
     OVERHEAD_NOTE,
     diff_lines,
+    drift_lines,
     fidelity_value,
     overhead_table,
     scoreboard_rows,
@@ -118,6 +119,11 @@ def render(report: dict) -> str:
         parts.append(f"<h2>{e(col['title'])}</h2><ul>")
         parts += [f"<li>{e(line)}</li>" for line in diff_lines(col)]
         parts.append(f"</ul><p><b>{e(col['summary_line'])}</b></p>")
+        drift = drift_lines(col)
+        if drift:
+            parts.append(f"<h3>Registry drift</h3><p>{e(drift[0])}</p><ul>")
+            parts += [f"<li><code>{e(line)}</code></li>" for line in drift[1:]]
+            parts.append("</ul>")
         if col["deviations"]:
             parts.append(
                 "<table><tr><th>deviation</th><th>kind</th><th>what TVM does</th>"

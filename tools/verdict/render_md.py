@@ -52,6 +52,11 @@ def render(report: dict) -> str:
         out += [f"## {col['title']}", ""]
         out += [f"- {_md(line)}" for line in model.diff_lines(col)]
         out += ["", f"**{col['summary_line']}**", ""]
+        drift = model.drift_lines(col)
+        if drift:
+            out += [f"### Registry drift of {col['title']}", "", _md(drift[0]), ""]
+            out += [f"- `{_md(line)}`" for line in drift[1:]]
+            out.append("")
         if col["deviations"]:
             out += ["| deviation | kind | what TVM does | cases |", "|---|---|---|---|"]
             for dev_id, d in col["deviations"].items():

@@ -517,6 +517,28 @@ def overhead_table(report: dict) -> tuple[list[str], list[list[str]]]:
     return [c["title"] for c in cols], rows
 
 
+DRIFT_NOTE = "information, not a FAIL: what this wheel changed in TVM's registries"
+
+
+def drift_lines(col: dict) -> list[str]:
+    """The registry drift of a column's wheel against its lane's snapshot (run record
+    identity.registry_drift): a heading line, then one line per difference; none for a run
+    that recorded no drift (a lane's pinned wheels)."""
+    drift = (col.get("identity") or {}).get("registry_drift")
+    if not isinstance(drift, dict):
+        return []
+    against = drift.get("against", "the lane's snapshot")
+    if drift.get("error"):
+        return [f"Registry drift against {against}: not taken ({drift['error']})"]
+    found = list(drift.get("differences") or [])
+    per = "; ".join(
+        f"{registry}: " + ", ".join(f"{n} {kind}" for kind, n in kinds.items() if n)
+        for registry, kinds in sorted((drift.get("counts") or {}).items())
+    )
+    head = f"Registry drift against {against} ({DRIFT_NOTE}): {len(found)} differences"
+    return [head + (f" ({per})" if per else "")] + found
+
+
 def diff_lines(col: dict) -> list[str]:
     """A column's diff against the previous run of its identity, a line per kind."""
     d = col.get("diff")

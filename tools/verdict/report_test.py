@@ -227,3 +227,29 @@ def test_the_gpu_runner_preflight_facts_end_the_machine_cell(tmp_path: Path) -> 
         "torch 2.13.0 (CUDA 13.0)"
     )
     assert board[0]["machine"].endswith(f"GPU {built['columns'][0]['machine']['gpu']}")
+
+
+def test_a_users_wheel_shows_its_registry_drift_as_information() -> None:
+    drift = {
+        "against": "tools/registry_snapshot/default.json",
+        "differences": [
+            "global removed: vm.builtin.debug_print",
+            "target tag arm/rasp4b64: mcpu changed cortex-a72 -> generic",
+        ],
+        "counts": {
+            "globals": {"added": 0, "removed": 1, "changed": 0},
+            "target_tags": {"added": 0, "removed": 0, "changed": 1},
+        },
+    }
+    lines = report_model.drift_lines({"identity": {"registry_drift": drift}})
+    assert lines[0] == (
+        "Registry drift against tools/registry_snapshot/default.json "
+        f"({report_model.DRIFT_NOTE}): 2 differences "
+        "(globals: 1 removed; target_tags: 1 changed)"
+    )
+    assert lines[1:] == drift["differences"]
+    assert report_model.drift_lines({"identity": {"lane": "default"}}) == []
+    failed = {"against": "x.json", "error": "exit status 1: boom"}
+    assert report_model.drift_lines({"identity": {"registry_drift": failed}}) == [
+        "Registry drift against x.json: not taken (exit status 1: boom)"
+    ]

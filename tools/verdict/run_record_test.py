@@ -225,3 +225,24 @@ def test_a_newer_or_odd_version_is_refused_in_one_line_exit_2(tmp_path: Path, re
 def test_the_validator_refuses_a_keyword_it_does_not_check() -> None:
     with pytest.raises(ValueError, match="oneOf"):
         run_record.schema_problems(1, {"oneOf": [{"type": "integer"}]})
+
+
+def test_a_registry_drift_is_read_by_this_schema_and_by_the_v2_schema_before_it(
+    tmp_path: Path,
+) -> None:
+    # The drift of a user's wheel sits in the identity object, which v2 has always left open:
+    # a reader with the earlier v2 schema (no registry_drift property) accepts it too.
+    _, record = _judged(tmp_path)
+    record["identity"]["registry_drift"] = {
+        "against": "tools/registry_snapshot/default.json",
+        "differences": ["global removed: vm.builtin.debug_print"],
+        "counts": {"globals": {"added": 0, "removed": 1, "changed": 0}},
+    }
+    schema = run_record.load_schema()
+    assert run_record.schema_problems(record, schema) == []
+    earlier = json.loads(json.dumps(schema))
+    del earlier["$defs"]["identity"]["properties"]["registry_drift"]
+    assert earlier["$defs"]["identity"].get("additionalProperties", True) is not False
+    assert run_record.schema_problems(record, earlier) == []
+    record["identity"]["registry_drift"]["differences"] = [1]
+    assert run_record.schema_problems(record, schema) != []

@@ -196,3 +196,169 @@ def test_allowance_scales_with_the_magnitude_of_what_was_summed() -> None:
     (ref_small,) = numerics.references(lambda t: t.sum(), [small])
     assert ref_big.value == ref_small.value == 0.5
     assert ref_big.allowed_error() > 1000 * ref_small.allowed_error()
+
+
+def _scores_model(weight: torch.Tensor) -> torch.nn.Module:
+    class Scores(torch.nn.Module):
+        def __init__(self) -> None:
+            super().__init__()
+            self.weight = torch.nn.Parameter(weight.clone())
+
+        def forward(self, x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+            scores = x @ self.weight
+            return scores, torch.argmax(scores, dim=1)
+
+    return Scores().eval()
+
+
+def test_an_index_is_accepted_within_the_allowance_of_its_score_difference() -> None:
+    """An argmax over two 4096-term sums whose exact values differ by less than rounding can
+    go either way; an index whose score is 10 allowances below the top cannot."""
+    generator = torch.Generator().manual_seed(5)
+    x = torch.randn(1, 4096, generator=generator)
+    base = torch.randn(4096, generator=generator) / 64
+    # Column 1: column 0 with one weight moved so that the exact scores differ by a fraction
+    # of their allowance (a near tie); column 2 is set below them further on.
+    weight = torch.stack([base, base.clone(), base.clone()], dim=1)
+    scores_ref, _ = numerics.references(_scores_model(weight), [x])
+    tie_allowance = (
+        numerics.ROUNDING_FACTOR
+        * 2.0**-24
+        * float(np.hypot(scores_ref.magnitude[0, 0], scores_ref.magnitude[0, 1]))
+    )
+    j = int(torch.argmax(x.abs()))
+    weight[j, 1] += float(np.float32(0.2 * tie_allowance / float(x[0, j])))
+    weight[j, 2] -= float(np.float32(12 * tie_allowance / float(x[0, j])))
+    scores_ref, index_ref = numerics.references(_scores_model(weight), [x])
+    values = scores_ref.value[0]
+    gap = numerics.ROUNDING_FACTOR * 2.0**-24
+    allowance_02 = gap * np.hypot(scores_ref.magnitude[0, 0], scores_ref.magnitude[0, 2])
+    assert 0 < abs(values[1] - values[0]) < 0.5 * tie_allowance
+    assert max(values[0], values[1]) - values[2] >= 10 * allowance_02
+    assert index_ref.discrete and index_ref.scores is not None
+    top = int(index_ref.value[0])
+    other = 1 - top
+    assert numerics.compare(np.array([top]), index_ref).ok
+    assert numerics.compare(np.array([other]), index_ref).ok
+    refused = numerics.compare(np.array([2]), index_ref)
+    assert not refused.ok
+    assert "scores of the two choices" in refused.message
+
+
+def test_a_comparison_is_accepted_where_its_sides_are_within_rounding() -> None:
+    x = torch.tensor([[1.0, 1.0 + 2**-22, 3.0]])
+    (ref,) = numerics.references(lambda t: torch.exp(t) > np.float32(np.e), [x])
+    assert ref.scores is not None and ref.scores.kind == "compare"
+    exact = ref.value.copy()
+    flipped = exact.copy()
+    flipped[0, 0] = not flipped[0, 0]  # exp(1) vs e: within rounding of each other
+    assert numerics.compare(flipped, ref).ok
+    wrong = exact.copy()
+    wrong[0, 2] = not wrong[0, 2]  # exp(3) is far above e
+    assert not numerics.compare(wrong, ref).ok
+
+
+class _Casting(torch.nn.Module):
+    """Linear then tanh, with a cast of the given kind between them."""
+
+    def __init__(self, cast: str) -> None:
+        super().__init__()
+        self.fc = torch.nn.Linear(64, 64)
+        self.cast = cast
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        y = self.fc(x)
+        if self.cast == "float":
+            y = y.float()
+        elif self.cast == "to":
+            y = y.to(torch.float32)
+        elif self.cast == "type":
+            y = y.type(torch.float32)
+        elif self.cast == "half":
+            y = y.half().float()
+        return torch.tanh(y)
+
+
+@pytest.mark.parametrize("cast", ["float", "to", "type", "half"])
+def test_a_cast_inside_the_model_keeps_the_reference_float64(cast: str) -> None:
+    """The float64 reference does not turn float32 where the model casts; the cast counts as
+    a rounding in its dtype (a float32 cast of a float32 value adds one u, a float16 one 2**13
+    times that)."""
+    torch.manual_seed(6)
+    x = torch.randn(4, 64)
+    plain = _Casting("none").eval()
+    casting = _Casting(cast).eval()
+    casting.load_state_dict(plain.state_dict())
+    (want,) = numerics.references(plain, [x])
+    (got,) = numerics.references(casting, [x])
+    assert got.value.dtype == np.float64
+    np.testing.assert_array_equal(got.value, want.value)
+    if cast == "half":
+        # The float16 rounding of y = atanh(out), carried through tanh's derivative.
+        carried = 2**13 * np.abs(np.arctanh(got.value)) * (1 - got.value**2)
+        assert (got.magnitude >= 0.999 * carried).all()
+    else:
+        assert (got.magnitude >= want.magnitude).all()
+    numerics.check_outputs(_float32(casting, [x]), [got])
+
+
+def test_a_model_the_reference_cannot_evaluate_in_float64_is_a_clear_error() -> None:
+    class ThroughNumpy(torch.nn.Module):
+        def forward(self, x: torch.Tensor) -> torch.Tensor:
+            return torch.from_numpy(x.detach().numpy().astype("float32")) * 2
+
+    with pytest.raises(numerics.ReferenceError, match=r"cannot be evaluated in float64"):
+        numerics.references(ThroughNumpy(), [torch.randn(3)])
+
+
+def test_a_value_created_in_a_fixed_dtype_is_evaluated_in_float64() -> None:
+    """A constant or a tensor the model makes with dtype=float32 joins the float64 evaluation
+    (its values, rounded to float32, are exact there)."""
+
+    class Offsets(torch.nn.Module):
+        def forward(self, x: torch.Tensor) -> torch.Tensor:
+            return x + torch.full((3,), 0.1, dtype=torch.float32)
+
+    (ref,) = numerics.references(Offsets(), [torch.zeros(3)])
+    assert ref.value.dtype == np.float64
+    np.testing.assert_array_equal(ref.value, np.full(3, np.float32(0.1), dtype=np.float64))
+
+
+def test_python_constants_are_rounded_to_the_dtype_as_tvm_rounds_them() -> None:
+    """LeakyReLU's slope 0.01 is float32(0.01) in TVM: the reference uses that value, so a
+    correct float32 result is not charged for the constant's own rounding."""
+    x = torch.linspace(-4.0, -1.0, 16)
+    (ref,) = numerics.references(torch.nn.LeakyReLU(0.01), [x])
+    expected = x.double().numpy() * float(np.float32(0.01))
+    np.testing.assert_array_equal(ref.value, expected)
+
+
+def test_the_allowance_follows_partial_sums_not_the_terms_total() -> None:
+    """Terms of mixed sign: the partial sums of a random walk, far below the old
+    sqrt(n) * sum |terms|, and at least those of summing in index order; terms of one sign:
+    about sqrt(n/3) times the sum."""
+    n = 4096
+    generator = torch.Generator().manual_seed(7)
+    mixed = torch.randn(n, generator=generator)
+    (ref,) = numerics.references(lambda t: t.sum(), [mixed])
+    in_order = np.sqrt(np.square(np.cumsum(mixed.double().numpy())).sum())
+    assert in_order <= ref.magnitude < 2 * in_order
+    assert ref.magnitude < np.sqrt(n) * float(mixed.abs().sum()) / 20
+    positive = mixed.abs()
+    (ref,) = numerics.references(lambda t: t.sum(), [positive])
+    total = float(positive.double().sum())
+    assert np.sqrt(n / 3) * total * 0.9 < ref.magnitude < np.sqrt(n / 3) * total * 1.2
+
+
+@pytest.mark.parametrize("dtype", [torch.float16, torch.bfloat16])
+def test_half_precision_dtypes_get_their_own_unit_roundoff(dtype: torch.dtype) -> None:
+    torch.manual_seed(8)
+    model = torch.nn.Linear(256, 32).to(dtype).eval()
+    x = torch.randn(4, 256).to(dtype)
+    (ref,) = numerics.references(model, [x])
+    assert ref.dtype == numerics.numpy_dtype(dtype)
+    got = model(x).detach().float().numpy().astype(ref.dtype)
+    assert numerics.compare(got, ref).ok
+    (ref32,) = numerics.references(model.float(), [x.float()])
+    u16 = numerics.unit_roundoff(dtype)
+    assert ref.allowed_error().max() > 0.5 * (u16 / 2.0**-24) * ref32.allowed_error().max()
