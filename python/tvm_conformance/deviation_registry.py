@@ -358,13 +358,14 @@ DEVIATIONS: tuple[Deviation, ...] = (
         "which their struct-info inference accepts, build and compute as numpy does on bool "
         "(or are refused with a clear error when the call is made).",
         actual="relax.build raises InternalError 'Check failed: "
-        "(t.MatchesCode(DLDataTypeCode::kDLFloat)) is false' while compiling them (TVM 0.27 / "
-        "tvm-ffi 0.1.14).",
+        "(t.MatchesCode(DLDataTypeCode::kDLFloat)) is false' while compiling them (TVM 0.27 "
+        "with tvm-ffi 0.1.14 and 0.1.15, TVM 0.26).",
         raises="tvm_conformance.observed.BoolArithmeticBuildFailed",
         tests=(
             "//python/tests/relax:op_signatures_test_llvm :: "
             "test_known_deviation[llvm-relax-bool-arithmetic-build-fails-*]",
         ),
+        tvm=">=0.26",
     ),
     Deviation(
         id="relax-bool-argmax-max-pool-refused",
@@ -373,12 +374,14 @@ DEVIATIONS: tuple[Deviation, ...] = (
         "inference accepts, build and give numpy's argmax (the first True) as int64 and the "
         "window's 'any'.",
         actual="relax.build raises InternalError 'Cannot decide min_value for type T.bool' "
-        "while legalizing it: topi has no identity value for bool (TVM 0.27 / tvm-ffi 0.1.14).",
+        "while legalizing it: topi has no identity value for bool (TVM 0.27 with tvm-ffi "
+        "0.1.14 and 0.1.15, TVM 0.26).",
         raises="tvm_conformance.observed.BoolReductionRefused",
         tests=(
             "//python/tests/relax:op_signatures_test_llvm :: "
             "test_known_deviation[llvm-relax-bool-argmax-max-pool-refused-*]",
         ),
+        tvm=">=0.26",
     ),
     Deviation(
         id="relax-batch-norm-negative-axis",
@@ -387,13 +390,14 @@ DEVIATIONS: tuple[Deviation, ...] = (
         "struct-info inference accepts -3 for NCHW data) builds and normalizes over that axis "
         "like the same non-negative axis.",
         actual="relax.build raises ValueError 'list.remove(x): x not in list' in the "
-        "batch_norm legalizer, which looks the axis up without normalizing it (TVM 0.27 / "
-        "tvm-ffi 0.1.14).",
+        "batch_norm legalizer, which looks the axis up without normalizing it (TVM 0.27 "
+        "with tvm-ffi 0.1.14 and 0.1.15, TVM 0.26).",
         raises="tvm_conformance.observed.NegativeAxisLegalizeFailed",
         tests=(
             "//python/tests/relax:op_signatures_test_llvm :: "
             "test_known_deviation[llvm-relax-batch-norm-negative-axis-*]",
         ),
+        tvm=">=0.26",
     ),
     Deviation(
         id="relax-layer-norm-center-scale-ignored",
@@ -402,12 +406,13 @@ DEVIATIONS: tuple[Deviation, ...] = (
         "leaves gamma out (its documented arguments).",
         actual="The built function still multiplies by gamma and adds beta: every element "
         "differs from the reference (seen: gamma 3, beta 10 applied with both False), both "
-        "exec modes (TVM 0.27 / tvm-ffi 0.1.14).",
+        "exec modes (TVM 0.27 with tvm-ffi 0.1.14 and 0.1.15, TVM 0.26).",
         raises="tvm_conformance.observed.CenterScaleIgnored",
         tests=(
             "//python/tests/relax:op_signatures_test_llvm :: "
             "test_known_deviation[llvm-relax-layer-norm-center-scale-ignored-*]",
         ),
+        tvm=">=0.26",
     ),
     Deviation(
         id="relax-int-mean-returns-int64",
@@ -415,12 +420,14 @@ DEVIATIONS: tuple[Deviation, ...] = (
         expected="R.mean of an int32 or bool tensor returns the dtype its struct-info inference "
         "declares (the input's, like R.sum), holding the mean truncated.",
         actual="The compiled function returns an int64 tensor where the call's type declares "
-        "int32 (bool), in both exec modes (TVM 0.27 / tvm-ffi 0.1.14).",
+        "int32 (bool), in both exec modes (TVM 0.27 with tvm-ffi 0.1.14 and 0.1.15, "
+        "TVM 0.26).",
         raises="tvm_conformance.observed.UndeclaredDtypeReturned",
         tests=(
             "//python/tests/relax:op_signatures_test_llvm :: "
             "test_known_deviation[llvm-relax-int-mean-returns-int64-*]",
         ),
+        tvm=">=0.26",
     ),
     Deviation(
         id="relax-batch-norm-float16-returns-float32",
@@ -434,6 +441,7 @@ DEVIATIONS: tuple[Deviation, ...] = (
             "//python/tests/relax:op_signatures_test_llvm :: "
             "test_known_deviation[llvm-relax-batch-norm-float16-returns-float32-*]",
         ),
+        tvm=">=0.26",
     ),
     # --- frontend ----------------------------------------------------------------------------
     Deviation(
