@@ -76,6 +76,38 @@ def corpus_calls(modules: Iterable[tvm.IRModule]) -> dict[str, relax.Call]:
     return calls
 
 
+def call_record(call: relax.Call) -> dict[str, Any]:
+    """A base call as JSON data: its arguments' shapes and dtypes (a shape argument as its
+    values) and the attributes its op's Python signature takes (``call_from_record`` inverts
+    it); what ``tools/relax_op_corpus`` writes to ``python/tests/relax/op_corpus.json``."""
+    args: list[dict[str, Any]] = []
+    for arg in call.args:
+        if isinstance(arg.ty, relax.TensorType):
+            shape = [int(d) for d in arg.ty.shape.values]
+            args.append({"tensor": shape, "dtype": str(arg.ty.dtype)})
+        else:
+            args.append({"shape": [int(d) for d in arg.values]})
+    given = _given(call)
+    params = list(inspect.signature(python_op(call.op.name)).parameters)[len(call.args) :]
+    attrs = {n: _python_value(getattr(call.attrs, n)) for n in params if n in given}
+    return {"args": args, "attrs": attrs}
+
+
+def call_from_record(op_name: str, record: Mapping[str, Any]) -> relax.Call:
+    """The call ``record`` describes, built by the op's Python function and normalized (its
+    arguments typed, its attributes those of the recorded call)."""
+    args: list[relax.Expr] = []
+    for i, arg in enumerate(record["args"]):
+        if "tensor" in arg:
+            args.append(relax.Var(f"a{i}", relax.TensorType(arg["tensor"], arg["dtype"])))
+        else:
+            args.append(relax.ShapeExpr(arg["shape"]))
+    call = relax.BlockBuilder().normalize(python_op(op_name)(*args, **record["attrs"]))
+    if not (isinstance(call, relax.Call) and call.op.name == op_name):
+        raise ValueError(f"{op_name}: the record builds {call}, not a call of the op")
+    return call
+
+
 def _static(arg: relax.Expr) -> bool:
     info = arg.ty
     if isinstance(info, relax.TensorType):
@@ -269,11 +301,31 @@ def _last_sentence(message: str) -> str:
     return line.rpartition(") ")[2] if line.startswith("ir.Op(") else line
 
 
+def function_prefix(op_name: str) -> str:
+    """The prefix of an op's functions in a module of several ops (``combined_module``)."""
+    return op_name.removeprefix("relax.").replace(".", "_") + "__"
+
+
+def combined_module(plans: Iterable[OpPlan]) -> tvm.IRModule:
+    """The functions of every plan's module in one IRModule (one build for several ops), each
+    renamed ``function_prefix(op) + name``."""
+    functions = {}
+    for plan in plans:
+        if plan.module is None:
+            continue
+        for gvar, func in plan.module.functions_items():
+            name = function_prefix(plan.op) + gvar.name_hint
+            functions[tvm.ir.GlobalVar(name)] = func.with_attr("global_symbol", name)
+    return tvm.IRModule(functions)
+
+
 def run_plan(
-    plan: OpPlan, call: relax.Call, vm: Any, dev: tvm.runtime.Device, seed: int = 0
-) -> list[str]:
-    """Call every point's function in ``vm`` and compare with its reference by the kit's
-    tolerance rule; the failures, one message per point (empty: all match)."""
+    plan: OpPlan, call: relax.Call, vm: Any, dev: tvm.runtime.Device, seed: int = 0,
+    prefix: str = "", cache: dict[tuple[Point, int], Any] | None = None,
+) -> list[str]:  # fmt: skip
+    """Call every point's function in ``vm`` (named ``prefix`` + ``p<i>``) and compare with its
+    reference by the kit's tolerance rule; the failures, one message per point (empty: all
+    match). ``cache`` keeps each point's inputs and references for the next exec mode."""
     import torch
 
     from tvm_conformance import numerics
@@ -281,18 +333,22 @@ def run_plan(
     reference = REFERENCES[plan.op]
     layout = reference_arguments(call)
     failures = []
+    cache = {} if cache is None else cache
     for i, (point, shapes) in enumerate(zip(plan.points, plan.shapes, strict=True)):
-        inputs = inputs_for(shapes, seed + i)
-        for position in NON_NEGATIVE.get(plan.op, ()):
-            inputs[position] = np.abs(inputs[position])  # a variance
-        kwargs = dict(point.kwargs)
+        if (point, seed + i) not in cache:
+            inputs = inputs_for(shapes, seed + i)
+            for position in NON_NEGATIVE.get(plan.op, ()):
+                inputs[position] = np.abs(inputs[position])  # a variance
+            kwargs = dict(point.kwargs)
 
-        def fn(*tensors: Any, kwargs: dict[str, Any] = kwargs) -> Any:
-            it = iter(tensors)
-            return reference(*[next(it) if a is None else a for a in layout], **kwargs)
+            def fn(*tensors: Any, kwargs: dict[str, Any] = kwargs) -> Any:
+                it = iter(tensors)
+                return reference(*[next(it) if a is None else a for a in layout], **kwargs)
 
-        refs = numerics.references(fn, [torch.from_numpy(x) for x in inputs])
-        result = vm[f"p{i}"](*[tvm.runtime.tensor(x, dev) for x in inputs])
+            refs = numerics.references(fn, [torch.from_numpy(x) for x in inputs])
+            cache[point, seed + i] = (inputs, refs)
+        inputs, refs = cache[point, seed + i]
+        result = vm[f"{prefix}p{i}"](*[tvm.runtime.tensor(x, dev) for x in inputs])
         outputs = [r.numpy() for r in (result if isinstance(result, tvm_ffi.Array) else [result])]
         try:
             numerics.check_outputs(outputs, refs, where=point.id)

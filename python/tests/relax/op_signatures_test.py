@@ -5,25 +5,28 @@ struct-info inference accepts (a refusal there is TVM's answer, recorded, not a 
 op's accepted points are one IRModule (one function per point), compiled once per exec mode and
 compared with a float64 torch reference by the kit's tolerance rule (exact for integer and bool).
 
-The ops come from the modules the frontend tests import (`SOURCES`: add a source to drive the
-ops it emits), each op's base call (argument shapes, attributes) from the first call found.
+The ops come from the modules the frontend tests import, collected by tools/relax_op_corpus into
+op_corpus.json (importing the models costs ~20 s): each op's base call (argument shapes,
+attributes) is the first call found. The file records a digest of the files that decide it; a
+change to them fails test_corpus_file_is_current until the file is regenerated. All ops'
+accepted points are one IRModule, built once per exec mode.
 """
 
 from __future__ import annotations
 
 import importlib.util
+import json
 import re
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from functools import cache
+from pathlib import Path
 from typing import Any
 
 import pytest
-import torch
 import tvm
 from tvm import relax
 
 from tvm_conformance import deviations, relax_signatures, runfiles
-from tvm_conformance.model_import import collect_ops, import_model, seed_parameters
 from tvm_conformance.observed import (
     BoolArithmeticBuildFailed,
     BoolReductionRefused,
@@ -34,67 +37,30 @@ from tvm_conformance.observed import (
 )
 from tvm_conformance.relax_vm import EXEC_MODES, build_vm
 
-Model = tuple[str, Callable[[], torch.nn.Module], Callable[[], list[torch.Tensor]], str]
+CORPUS = "python/tests/relax/op_corpus.json"
 
 
-def _frontend_test(name: str) -> Any:
-    path = runfiles.rlocation(f"python/tests/frontend/{name}.py")
-    spec = importlib.util.spec_from_file_location(f"corpus_{name}", path)
+def _collect_tool() -> Any:
+    """tools/relax_op_corpus/collect.py (standard library at import): its SOURCES and digest."""
+    spec = importlib.util.spec_from_file_location(
+        "relax_op_corpus", runfiles.rlocation("tools/relax_op_corpus/collect.py")
+    )
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     return module
 
 
-def frontend_test_models() -> Iterator[Model]:
-    """The models and inputs of the frontend tests that compare with PyTorch, each through the
-    frontends its test imports it with."""
-    from tvm_conformance.seed_models import ConvSoftmax, Mlp
-
-    ops = _frontend_test("op_translation_test")
-    norm = _frontend_test("normalization_test")
-    multi = _frontend_test("multi_output_test")
-    keywords = _frontend_test("functional_keywords_test")
-    for frontend in ("exported_program", "fx"):
-        yield "mlp", Mlp, lambda: [torch.randn(2, 16)], frontend
-        yield (
-            "conv_softmax",
-            lambda: ConvSoftmax().float(),
-            lambda: [torch.rand(1, 3, 10, 10)],
-            frontend,
-        )
-        yield "multi_output", multi.MultiOutput, lambda: [torch.randn(3, 8)], frontend
-    for frontend in ("exported_program", "exported_program_undecomposed", "fx"):
-        yield "layer_norm", norm.LinearLayerNorm, lambda: [torch.randn(2, 5, 8)], frontend
-    yield "batch_norm", norm.ConvBatchNorm, lambda: [torch.rand(1, 3, 8, 8)], "exported_program"
-    for case, (make, inputs, _) in ops.CASES.items():
-        for frontend in ("exported_program", "exported_program_undecomposed"):
-            yield f"op:{case}", make, inputs, frontend
-    for case, (make, inputs, _) in ops.FX_CASES.items():
-        yield f"op:{case}", make, inputs, "fx"
-    for case, (call, shapes, shape, scale, _) in keywords.CASES.items():
-        yield (
-            f"keywords:{case}",
-            lambda call=call, shapes=shapes: keywords.Functional(call, **shapes),
-            lambda shape=shape, scale=scale: [torch.randn(*shape) * scale],
-            "fx",
-        )
-
-
-# Where the ops come from: name -> the models whose imported modules are collected.
-SOURCES: dict[str, Callable[[], Iterator[Model]]] = {"frontend_tests": frontend_test_models}
+@cache
+def corpus_file() -> dict[str, Any]:
+    return json.loads(Path(runfiles.rlocation(CORPUS)).read_text())
 
 
 @cache
 def corpus() -> tuple[dict[str, relax.Call], set[str]]:
-    """The base call of every op the sources emit, and every op name collected."""
-    modules, names = [], set()
-    torch.manual_seed(0)
-    for source in SOURCES.values():
-        for _, make, inputs, frontend in source():
-            mod = import_model(seed_parameters(make()).eval(), inputs(), frontend=frontend).mod
-            modules.append(mod)
-            names |= collect_ops(mod)
-    return relax_signatures.corpus_calls(modules), names
+    """The base call of every op the frontend tests emit, and every op name collected."""
+    data = corpus_file()
+    calls = {op: relax_signatures.call_from_record(op, r) for op, r in data["ops"].items()}
+    return calls, set(data["names"])
 
 
 # Known deviations: which points show them (a point is set aside from its op's module and
@@ -183,17 +149,45 @@ def test_every_collected_op_is_walked(target: str) -> None:
     assert not missing, f"ops without a reference in relax_signatures.REFERENCES: {missing}"
 
 
+_VMS: dict[tuple[str, str], Any] = {}
+# Each point's inputs and float64 references, computed once for both exec modes.
+_REFERENCES: dict[Any, Any] = {}
+
+
+def _vm(target: str, dev: tvm.runtime.Device, exec_mode: str) -> Any:
+    """Every op's accepted points in one module, built once per exec mode (CI time: a build
+    has a fixed cost; the ops' cases share it)."""
+    if (target, exec_mode) not in _VMS:
+        module = relax_signatures.combined_module(plan(op) for op in _ops())
+        _VMS[target, exec_mode] = build_vm(module, target, dev, exec_mode)
+    return _VMS[target, exec_mode]
+
+
+def test_corpus_file_is_current(target: str) -> None:
+    """op_corpus.json was collected from the frontend tests as they are now (its digest of
+    tools/relax_op_corpus's SOURCES); in the variant, like test_every_collected_op_is_walked."""
+    tool = _collect_tool()
+    digest = tool.sources_digest(lambda p: Path(runfiles.rlocation(p)).read_bytes())
+    assert corpus_file()["sources"] == digest, (
+        f"{CORPUS} is stale (one of {tool.SOURCES} changed): regenerate it with "
+        "`./bazelw run //tools/relax_op_corpus -- --write`"
+    )
+
+
 @pytest.mark.parametrize("exec_mode", EXEC_MODES)
 @pytest.mark.parametrize("op", _ops())
 def test_signature_points_match_numpy(
     op: str, exec_mode: str, target: str, dev: tvm.runtime.Device
 ) -> None:
-    """Every accepted point of the op, compiled in one module, matches its reference."""
+    """Every accepted point of the op (in the module of all ops) matches its reference."""
     calls, _ = corpus()
     op_plan = plan(op)
     assert op_plan.points, f"{op}: TVM refused every point: {sorted(set(op_plan.refused.values()))}"
-    vm = build_vm(op_plan.module, target, dev, exec_mode)
-    failures = relax_signatures.run_plan(op_plan, calls[op], vm, dev)
+    vm = _vm(target, dev, exec_mode)
+    prefix = relax_signatures.function_prefix(op)
+    failures = relax_signatures.run_plan(
+        op_plan, calls[op], vm, dev, prefix=prefix, cache=_REFERENCES
+    )
     assert not failures, f"{len(failures)} of {len(op_plan.points)} points:\n" + "\n".join(failures)
 
 
@@ -233,7 +227,7 @@ def test_known_deviation(
     else:
         with recorded(exc_type, message, observed):
             vm = build_vm(op_plan.module, target, dev, exec_mode)
-    failures = relax_signatures.run_plan(op_plan, calls[op], vm, dev)
+    failures = relax_signatures.run_plan(op_plan, calls[op], vm, dev, cache=_REFERENCES)
     if exc_type is None and len(failures) == len(op_plan.points):
         if all(re.fullmatch(message, f, re.DOTALL) for f in failures):
             raise observed(f"{len(failures)} points: {failures[0]}")
