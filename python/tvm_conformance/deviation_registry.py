@@ -351,6 +351,98 @@ DEVIATIONS: tuple[Deviation, ...] = (
             "test_max_and_min_of_a_bool_mask_are_any_and_all[*]",
         ),
     ),
+    Deviation(
+        id="relax-bool-arithmetic-build-fails",
+        area="relax",
+        expected="R.add / R.multiply / R.matmul / R.nn.relu / R.nn.conv2d of bool tensors, "
+        "which their struct-info inference accepts, build and compute as numpy does on bool "
+        "(or are refused with a clear error when the call is made).",
+        actual="relax.build raises InternalError 'Check failed: "
+        "(t.MatchesCode(DLDataTypeCode::kDLFloat)) is false' while compiling them (TVM 0.27 "
+        "with tvm-ffi 0.1.14 and 0.1.15, TVM 0.26).",
+        raises="tvm_conformance.observed.BoolArithmeticBuildFailed",
+        tests=(
+            "//python/tests/relax:op_signatures_test_llvm :: "
+            "test_known_deviation[llvm-relax-bool-arithmetic-build-fails-*]",
+        ),
+        tvm=">=0.26",
+    ),
+    Deviation(
+        id="relax-bool-argmax-max-pool-refused",
+        area="relax",
+        expected="R.argmax and R.nn.max_pool2d of a bool tensor, which their struct-info "
+        "inference accepts, build and give numpy's argmax (the first True) as int64 and the "
+        "window's 'any'.",
+        actual="relax.build raises InternalError 'Cannot decide min_value for type T.bool' "
+        "while legalizing it: topi has no identity value for bool (TVM 0.27 with tvm-ffi "
+        "0.1.14 and 0.1.15, TVM 0.26).",
+        raises="tvm_conformance.observed.BoolReductionRefused",
+        tests=(
+            "//python/tests/relax:op_signatures_test_llvm :: "
+            "test_known_deviation[llvm-relax-bool-argmax-max-pool-refused-*]",
+        ),
+        tvm=">=0.26",
+    ),
+    Deviation(
+        id="relax-batch-norm-negative-axis",
+        area="relax",
+        expected="R.nn.batch_norm with a negative axis (its signature takes an int; the "
+        "struct-info inference accepts -3 for NCHW data) builds and normalizes over that axis "
+        "like the same non-negative axis.",
+        actual="relax.build raises ValueError 'list.remove(x): x not in list' in the "
+        "batch_norm legalizer, which looks the axis up without normalizing it (TVM 0.27 "
+        "with tvm-ffi 0.1.14 and 0.1.15, TVM 0.26).",
+        raises="tvm_conformance.observed.NegativeAxisLegalizeFailed",
+        tests=(
+            "//python/tests/relax:op_signatures_test_llvm :: "
+            "test_known_deviation[llvm-relax-batch-norm-negative-axis-*]",
+        ),
+        tvm=">=0.26",
+    ),
+    Deviation(
+        id="relax-layer-norm-center-scale-ignored",
+        area="relax",
+        expected="R.nn.layer_norm with center=False leaves beta out and with scale=False "
+        "leaves gamma out (its documented arguments).",
+        actual="The built function still multiplies by gamma and adds beta: every element "
+        "differs from the reference (seen: gamma 3, beta 10 applied with both False), both "
+        "exec modes (TVM 0.27 with tvm-ffi 0.1.14 and 0.1.15, TVM 0.26).",
+        raises="tvm_conformance.observed.CenterScaleIgnored",
+        tests=(
+            "//python/tests/relax:op_signatures_test_llvm :: "
+            "test_known_deviation[llvm-relax-layer-norm-center-scale-ignored-*]",
+        ),
+        tvm=">=0.26",
+    ),
+    Deviation(
+        id="relax-int-mean-returns-int64",
+        area="relax",
+        expected="R.mean of an int32 or bool tensor returns the dtype its struct-info inference "
+        "declares (the input's, like R.sum), holding the mean truncated.",
+        actual="The compiled function returns an int64 tensor where the call's type declares "
+        "int32 (bool), in both exec modes (TVM 0.27 with tvm-ffi 0.1.14 and 0.1.15, "
+        "TVM 0.26).",
+        raises="tvm_conformance.observed.UndeclaredDtypeReturned",
+        tests=(
+            "//python/tests/relax:op_signatures_test_llvm :: "
+            "test_known_deviation[llvm-relax-int-mean-returns-int64-*]",
+        ),
+        tvm=">=0.26",
+    ),
+    Deviation(
+        id="relax-batch-norm-float16-returns-float32",
+        area="relax",
+        expected="R.nn.batch_norm of float16 data returns float16 (output, moving mean, moving "
+        "variance), the dtype its struct-info inference declares.",
+        actual="The compiled function returns three float32 tensors, in both exec modes (TVM "
+        "0.27 / tvm-ffi 0.1.14).",
+        raises="tvm_conformance.observed.UndeclaredDtypeReturned",
+        tests=(
+            "//python/tests/relax:op_signatures_test_llvm :: "
+            "test_known_deviation[llvm-relax-batch-norm-float16-returns-float32-*]",
+        ),
+        tvm=">=0.26",
+    ),
     # --- frontend ----------------------------------------------------------------------------
     Deviation(
         id="frontend-fx-batchnorm-batch-stats",

@@ -118,6 +118,26 @@ class SetItemRefusalUnclear(DeviationObserved):
     array``, which names the value (even a numpy array) instead of the index."""
 
 
+class BoolArithmeticBuildFailed(DeviationObserved):
+    """An elementwise, matmul or convolution op on bool tensors, accepted by its struct-info
+    inference, failed to build with TVM's internal float-dtype check."""
+
+
+class NegativeAxisLegalizeFailed(DeviationObserved):
+    """An op given a negative axis, accepted by its struct-info inference, failed while the
+    default pipeline legalized it (the legalizer did not normalize the axis)."""
+
+
+class UndeclaredDtypeReturned(DeviationObserved):
+    """A Relax function returned a tensor of another dtype than its op's struct-info inference
+    declared (and numpy's rule gives)."""
+
+
+class CenterScaleIgnored(DeviationObserved):
+    """A normalization given center=False / scale=False gave a result that differs from the
+    reference in every element (it still adds beta / multiplies by gamma)."""
+
+
 class DocumentedFormRefused(DeviationObserved):
     """A form of an argument that the function's own docstring documents was refused with the
     recorded error."""
