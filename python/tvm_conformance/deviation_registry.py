@@ -426,7 +426,8 @@ DEVIATIONS: tuple[Deviation, ...] = (
         "imports through from_exported_program and computes in float64, as PyTorch does.",
         actual="The linear and convolution translators fix out_dtype='float32': adding the "
         "float64 bias raises TypeError 'Binary operators must have the same datatype for both "
-        "operands' at import (found by the op corpus, issue 54; TVM 0.27).",
+        "operands' at import (found by the op corpus, issue 54; TVM 0.27 and 0.26, either "
+        "tvm-ffi).",
         raises="tvm_conformance.observed.TranslatorFailed",
         tests=(
             "//python/tests/frontend:corpus_findings_test_independent :: "
@@ -438,7 +439,7 @@ DEVIATIONS: tuple[Deviation, ...] = (
         area="frontend",
         expected="A float64 model imports through from_fx and computes in float64.",
         actual="from_fx refuses it at import: ValueError 'Unsupported data type for model "
-        "parameters: float64' (issue 54; TVM 0.27).",
+        "parameters: float64' (issue 54; TVM 0.27 and 0.26, either tvm-ffi).",
         raises="tvm_conformance.observed.DtypeRefused",
         tests=(
             "//python/tests/frontend:corpus_findings_test_independent :: "
@@ -451,7 +452,7 @@ DEVIATIONS: tuple[Deviation, ...] = (
         expected="nn.Sequential(nn.PReLU()) in eval mode imports through from_fx.",
         actual="from_fx reads PReLU's weight with .numpy() on the parameter, which requires "
         'grad: RuntimeError "Can\'t call numpy() on Tensor that requires grad" at import '
-        "(issue 54; TVM 0.27).",
+        "(issue 54; TVM 0.27 and 0.26, either tvm-ffi).",
         raises="tvm_conformance.observed.TranslatorFailed",
         tests=(
             "//python/tests/frontend:corpus_findings_test_independent :: "
@@ -463,7 +464,8 @@ DEVIATIONS: tuple[Deviation, ...] = (
         area="frontend",
         expected="nn.MaxPool2d(2, return_indices=True) through from_exported_program returns "
         "the pooled values and PyTorch's int64 indices.",
-        actual="The values are right; the indices come back as float32 zeros (issue 54; TVM 0.27).",
+        actual="The values are right; the indices come back as float32 zeros (issue 54; TVM "
+        "0.27 and 0.26, either tvm-ffi).",
         raises="tvm_conformance.observed.IndicesAsFloatZeros",
         tests=(
             "//python/tests/frontend:corpus_findings_test_llvm :: "

@@ -51,8 +51,9 @@ EXEC_MODES: tuple[str, ...] = ("bytecode", "compiled")
 
 # What leaves a case out, checked on PyTorch alone before TVM sees it.
 EXCLUSION_RULES: dict[str, str] = {
-    "random": "the result depends on the random generator: two runs under different "
-    "torch.manual_seed differ",
+    "random": "the result depends on the random generator: OpInfo runs the op through "
+    "wrapper_set_seed, or two runs under different torch.manual_seed differ",
+    "no_sample": "no sample in a scored dtype (the op lists none of DTYPES for CPU)",
     "undefined": "the result is uninitialized memory: it differs when PyTorch fills "
     "uninitialized memory (torch.utils.deterministic.fill_uninitialized_memory)",
     "not_tensor": "the op returns something other than tensors (a Python scalar, None)",
@@ -259,6 +260,10 @@ def op_cases(name: str, *, dtypes: Sequence[str] = DTYPES, tier: bool = True) ->
     if not ops:
         raise ValueError(f"no OpInfo op named {name!r} in torch {torch.__version__}")
     op = ops[0]
+    # OpInfo runs an op whose result depends on the random generator through
+    # wrapper_set_seed (its own marking: the seed is reset on every call, so two runs agree).
+    code = getattr(op.op, "__code__", None)
+    seeded = "random" if code is not None and "wrapper_set_seed" in code.co_names else ""
     cases = []
     listed = _listed_dtypes(op.supported_dtypes("cpu"), dtypes)
     for dtype in tier_dtypes(name, listed) if tier else listed:
@@ -279,7 +284,8 @@ def op_cases(name: str, *, dtypes: Sequence[str] = DTYPES, tier: bool = True) ->
             kwargs = {k: _template(v, counter) for k, v in s.kwargs.items()}
             inputs = tuple(_tensors_of([*values, *s.kwargs.values()]))
             model = _op_model_class(len(inputs))(op.op, args, kwargs).eval()
-            cases.append(Case("op", name, dtype, i, _sample_class(values, s.kwargs), model, inputs))
+            klass = _sample_class(values, s.kwargs)
+            cases.append(Case("op", name, dtype, i, klass, model, inputs, seeded))
     return cases
 
 
@@ -343,7 +349,7 @@ def _same(a: list[Any], b: list[Any]) -> bool:
         isinstance(x, torch.Tensor)
         and isinstance(y, torch.Tensor)
         and x.shape == y.shape
-        and torch.equal(torch.nan_to_num(x.float()), torch.nan_to_num(y.float()))
+        and torch.allclose(x.double(), y.double(), rtol=0, atol=0, equal_nan=True)
         for x, y in zip(a, b, strict=True)
     )
 
@@ -439,7 +445,7 @@ def record(results: Iterable[Result], existing: list[dict[str, Any]]) -> list[di
     version = _tvm_version()
     entries = [dict(e) for e in existing]
     for r in results:
-        if r.outcome not in ("failing", "deviating") or r.index < 0:
+        if r.outcome not in ("failing", "deviating"):
             continue
         pattern = behaviour_pattern(r.detail)
         key = (r.kind, r.name, r.sample_class, r.frontend, r.dtype, pattern)
@@ -581,6 +587,15 @@ def _to_numpy(value: Any) -> list[np.ndarray]:
     return [np.asarray(value)]
 
 
+def _progress(step: str) -> None:
+    """Name the step under way in the file $OP_CORPUS_PROGRESS (run_isolated's child): a
+    process TVM kills names its culprit there, when the step is one case's."""
+    path = os.environ.get("OP_CORPUS_PROGRESS")
+    if path:
+        with open(path, "w", encoding="utf-8") as f:
+            f.write(step)
+
+
 class _Batch(torch.nn.Module):
     """Several cases as one model: one export and one decomposition for all (the
     decomposition costs about 0.8 s per call, whatever the graph), each output flattened."""
@@ -628,6 +643,7 @@ def run_cases(
     # Per frontend, the cases PyTorch can evaluate, with their references.
     ready: dict[str, list[tuple[Case, list[Any], Result]]] = {}
     for case in cases:
+        _progress(f"case {case.name}")
         reason = exclusion(case)
         refs: list[Any] = []
         if not reason:
@@ -649,6 +665,7 @@ def run_cases(
 
     def import_one(item: tuple[Case, list[Any], Result], frontend: str) -> _Unit | None:
         case, _, result = item
+        _progress(f"case {case.name}")
         try:
             return _Unit(_import(case, frontend), [item])
         except _Untraceable as err:
@@ -663,6 +680,7 @@ def run_cases(
         if len(items) == 1:
             unit = import_one(items[0], frontend)
             return [unit] if unit else []
+        _progress("batch")
         batch = [c for c, _, _ in items]
         model = _batch_class(sum(len(c.inputs) for c in batch))(batch, True).eval()
         flat = tuple(t for c in batch for t in c.inputs)
@@ -712,6 +730,11 @@ def run_cases(
     def run_batch(batch: list[tuple[_Unit, str]], mode: str) -> None:
         if not batch:
             return
+        _progress(
+            "batch"
+            if len(batch) > 1 or len(batch[0][0].items) > 1
+            else f"case {batch[0][0].items[0][0].name}"
+        )
         try:
             vm = build(batch, mode)
         except Exception as err:  # noqa: BLE001
@@ -723,6 +746,7 @@ def run_cases(
             run_batch(batch[half:], mode)
             return
         for n, (unit, frontend) in enumerate(batch):
+            _progress("batch" if len(unit.items) > 1 else f"case {unit.items[0][0].name}")
             try:
                 args = [
                     tvm.runtime.tensor(_numpy(t), tvm.cpu())
@@ -784,7 +808,13 @@ def run_names(
 ) -> list[Result]:
     """Every case of the named ops or modules, in this process."""
     cases = [c for name in batch for c in _cases(kind, name, tier, dtypes)]
-    return run_cases(cases, TIER_FRONTENDS if tier else None, exec_modes=exec_modes)
+    results = run_cases(cases, TIER_FRONTENDS if tier else None, exec_modes=exec_modes)
+    have = {c.name for c in cases}
+    return results + [
+        Result(kind, name, "*", "*", -1, "*", "excluded", "no_sample")
+        for name in batch
+        if name not in have
+    ]
 
 
 def run_isolated(
@@ -799,26 +829,63 @@ def run_isolated(
     name that kills it alone is one failing result (``crash``)."""
     import tempfile
 
+    # A name recorded as killing the process runs alone: the batch stays whole (each split
+    # costs a child process's start, torch and TVM imported anew).
+    crashers = {
+        e["name"]
+        for e in recorded_deviations()
+        if e["kind"] == kind
+        and e["message"].startswith("crash")
+        and _tvm_version() in e["tvm_versions"]
+    }
+    alone = [n for n in batch if n in crashers]
+    if alone and len(batch) > 1:
+        rest = [n for n in batch if n not in crashers]
+        return [
+            r
+            for part in ([rest] if rest else []) + [[n] for n in alone]
+            for r in run_isolated(kind, part, tier=tier, exec_modes=exec_modes, timeout=timeout)
+        ]
     with tempfile.TemporaryDirectory() as tmp:
-        out = os.path.join(tmp, "results.json")
+        out, progress = os.path.join(tmp, "results.json"), os.path.join(tmp, "progress")
         command = [
             sys.executable, "-m", "tvm_conformance.op_corpus", "run", kind, *batch, "--json", out,
             "--exec-modes", ",".join(exec_modes), *([] if tier else ["--all"]),
         ]  # fmt: skip
-        proc = subprocess.run(command, capture_output=True, text=True, timeout=timeout)
+        env = {**os.environ, "OP_CORPUS_PROGRESS": progress}
+        try:
+            proc = subprocess.run(command, capture_output=True, text=True, timeout=timeout, env=env)
+        except subprocess.TimeoutExpired:
+            proc = subprocess.CompletedProcess(command, -9, "", f"timed out after {timeout} s")
         if proc.returncode == 0:
             return [Result(**r) for r in json.loads(Path(out).read_text())]
+        step = Path(progress).read_text() if os.path.exists(progress) else ""
+    culprit = step.removeprefix("case ") if step.startswith("case ") else ""
+    if len(batch) > 1 and culprit in batch:
+        # One case's step: that name alone, the rest again without it.
+        rest = [n for n in batch if n != culprit]
+        return run_isolated(kind, [culprit], tier=tier, exec_modes=exec_modes, timeout=timeout) + (
+            run_isolated(kind, rest, tier=tier, exec_modes=exec_modes, timeout=timeout)
+        )
     if len(batch) > 1:
         half = len(batch) // 2
-        return run_isolated(kind, batch[:half], tier=tier, exec_modes=exec_modes) + run_isolated(
-            kind, batch[half:], tier=tier, exec_modes=exec_modes
-        )
-    tail = " ".join(proc.stderr.strip().splitlines()[-2:])[-300:]
-    return [
-        Result(
-            kind, batch[0], "*", "*", -1, "*", "failing", f"crash: exit {proc.returncode}: {tail}"
-        )
-    ]
+        return run_isolated(
+            kind, batch[:half], tier=tier, exec_modes=exec_modes, timeout=timeout
+        ) + run_isolated(kind, batch[half:], tier=tier, exec_modes=exec_modes, timeout=timeout)
+    return [Result(kind, batch[0], "*", "*", -1, "*", "failing", crash_detail(proc))]
+
+
+def crash_detail(proc: subprocess.CompletedProcess) -> str:
+    """How a child running one name ended: the signal that killed it, or its exit status and
+    last error line (a Python error the driver let through)."""
+    if "timed out after" in proc.stderr:
+        return "crash: " + proc.stderr.strip()
+    if proc.returncode < 0:
+        import signal
+
+        return f"crash: killed by {signal.Signals(-proc.returncode).name}"
+    tail = (proc.stderr.strip().splitlines() or [""])[-1][-200:]
+    return f"crash: exit {proc.returncode}: {tail}"
 
 
 def scoreboard(results: Iterable[Result]) -> dict[str, Any]:
@@ -838,6 +905,30 @@ def scoreboard(results: Iterable[Result]) -> dict[str, Any]:
     for (kind, frontend, dtype, _), outcome in worst.items():
         board[f"{kind}/{frontend}/{dtype}"]["names"][outcome] += 1
     return dict(sorted(board.items()))
+
+
+def worst_outcomes(results: Iterable[Result]) -> dict[tuple[str, str, str, str], str]:
+    """{(kind, name, frontend, dtype): the worst outcome of its samples}."""
+    rank = {"failing": 0, "deviating": 1, "refused": 2, "correct": 3, "excluded": 4}
+    worst: dict[tuple[str, str, str, str], str] = {}
+    for r in results:
+        key = (r.kind, r.name, r.frontend, r.dtype)
+        if key not in worst or rank[r.outcome] < rank[worst[key]]:
+            worst[key] = r.outcome
+    return worst
+
+
+def diff(previous: Iterable[Result], current: Iterable[Result]) -> list[str]:
+    """What changed between two runs, per op or module, frontend and dtype: each line names
+    one whose worst outcome differs (an op that stopped translating shows as correct ->
+    refused or failing)."""
+    before, after = worst_outcomes(previous), worst_outcomes(current)
+    return [
+        f"{kind} {name} {frontend} {dtype}: {before.get(k, 'absent')} -> {after.get(k, 'absent')}"
+        for k in sorted(set(before) | set(after))
+        for kind, name, frontend, dtype in [k]
+        if before.get(k) != after.get(k)
+    ]
 
 
 def scoreboard_markdown(board: dict[str, Any]) -> str:
@@ -885,6 +976,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     board = sub.add_parser("scoreboard", help="merge result JSON files into a scoreboard")
     board.add_argument("results", nargs="+")
     board.add_argument("--markdown")
+    board.add_argument("--previous", nargs="*", default=[], help="the previous run's JSON files")
     args = parser.parse_args(argv)
     if args.command in ("record", "scoreboard"):
         results = [Result(**r) for f in args.results for r in json.loads(Path(f).read_text())]
@@ -893,6 +985,9 @@ def main(argv: Sequence[str] | None = None) -> int:
             sys.stdout.write(json.dumps(merged, indent=1) + "\n")
             if args.markdown:
                 Path(args.markdown).write_text(scoreboard_markdown(merged))
+            if args.previous:
+                old = [Result(**r) for f in args.previous for r in json.loads(Path(f).read_text())]
+                sys.stderr.write("\n".join(diff(old, results)) + "\n")
             return 0
         entries = record(results, recorded_deviations())
         DEVIATIONS_FILE.write_text(json.dumps({"deviations": entries}, indent=1) + "\n")
