@@ -512,6 +512,61 @@ DEVIATIONS: tuple[Deviation, ...] = (
         ),
     ),
     Deviation(
+        id="frontend-ep-float64-model-dtype-mismatch",
+        area="frontend",
+        expected="A float64 model (nn.Linear(4, 2).double(), nn.Conv2d(2, 3, 3).double()) "
+        "imports through from_exported_program and computes in float64, as PyTorch does.",
+        actual="The linear and convolution translators fix out_dtype='float32': adding the "
+        "float64 bias raises TypeError 'Binary operators must have the same datatype for both "
+        "operands' at import (found by the op corpus, issue 54; TVM 0.27 and 0.26, either "
+        "tvm-ffi).",
+        raises="tvm_conformance.observed.TranslatorFailed",
+        tests=(
+            "//python/tests/frontend:corpus_findings_test_independent :: "
+            "test_float64_model_imports_through_exported_program[*]",
+        ),
+    ),
+    Deviation(
+        id="frontend-fx-float64-parameters-refused",
+        area="frontend",
+        expected="A float64 model imports through from_fx and computes in float64.",
+        actual="from_fx refuses it at import: ValueError 'Unsupported data type for model "
+        "parameters: float64' (issue 54; TVM 0.27 and 0.26, either tvm-ffi).",
+        raises="tvm_conformance.observed.DtypeRefused",
+        tests=(
+            "//python/tests/frontend:corpus_findings_test_independent :: "
+            "test_float64_model_imports_through_fx[*]",
+        ),
+    ),
+    Deviation(
+        id="frontend-fx-prelu-requires-grad",
+        area="frontend",
+        expected="nn.Sequential(nn.PReLU()) in eval mode imports through from_fx.",
+        actual="from_fx reads PReLU's weight with .numpy() on the parameter, which requires "
+        'grad: RuntimeError "Can\'t call numpy() on Tensor that requires grad" at import '
+        "(issue 54; TVM 0.27 and 0.26, either tvm-ffi).",
+        raises="tvm_conformance.observed.TranslatorFailed",
+        tests=(
+            "//python/tests/frontend:corpus_findings_test_independent :: "
+            "test_prelu_module_imports_through_fx",
+        ),
+    ),
+    Deviation(
+        id="frontend-ep-maxpool2d-indices-float-zeros",
+        area="frontend",
+        expected="nn.MaxPool2d(2, return_indices=True) through from_exported_program returns "
+        "the pooled values and PyTorch's int64 indices.",
+        actual="The values are right; the indices come back as float32 zeros (issue 54; TVM "
+        "0.27 and 0.26, either tvm-ffi).",
+        raises="tvm_conformance.observed.IndicesAsFloatZeros",
+        tests=(
+            "//python/tests/frontend:corpus_findings_test_llvm :: "
+            "test_maxpool2d_indices_through_exported_program[llvm]",
+            "//python/tests/frontend:corpus_findings_test_cuda :: "
+            "test_maxpool2d_indices_through_exported_program[cuda]",
+        ),
+    ),
+    Deviation(
         id="frontend-fx-module-hardtanh-bounds-ignored",
         area="frontend",
         expected="nn.Hardtanh(-2.0, 3.0) inside a model (an fx call_module node) imported with "

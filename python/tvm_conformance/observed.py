@@ -232,3 +232,13 @@ class ViewMappingMissing(DeviationObserved):
 
 class IteratorLengthFixed(DeviationObserved):
     """An FFI List's iterator stopped at the length the List had when iteration began."""
+
+
+class DtypeRefused(DeviationObserved):
+    """A frontend refused a model whose parameters are in a dtype PyTorch computes in, with
+    the recorded error naming that dtype."""
+
+
+class IndicesAsFloatZeros(DeviationObserved):
+    """An op's integer indices output came back as floating-point zeros (PyTorch gives the
+    int64 positions)."""

@@ -3,8 +3,12 @@
 Run by the `python_venv` repository rule. Bazel keys cached actions by the digests of their
 inputs; every venv file is an input of every py_test. Anything holding the venv's absolute path
 (bytecode, console-script shebangs, RECORD files, activate scripts, pyvenv.cfg's `command =`)
-would make two clones miss each other's cache, so it goes. File names with spaces go too:
-Bazel 4 runfiles cannot carry them (none is needed at run time).
+would make two clones miss each other's cache, so it goes. File names with spaces cannot stay:
+Bazel 4 runfiles cannot carry them. Some are data a module beside them reads by name at import
+(setuptools' vendored jaraco.text reads `Lorem ipsum.txt`, so without it `import setuptools`,
+and with it torch.utils.cpp_extension and torch.testing._internal, fail): such a file is
+renamed (spaces to underscores) and the string literals naming it in the modules of its
+directory are rewritten to the new name. One that no module beside it names is removed.
 
 Then the bytecode is written again, location-free: hash-based .pyc files (PEP 552,
 checked-hash: valid while the source bytes are, with no mtime in them) whose embedded file
@@ -42,10 +46,10 @@ def scrub(venv: str, only: list[str] | None = None) -> None:
                     dirs.remove(d)
             for f in files:
                 path = os.path.join(root, f)
-                if (
-                    f.endswith((".pyc", ".pyo"))
-                    or " " in f
-                    or (root.endswith(".dist-info") and f in ("RECORD", "direct_url.json"))
+                if " " in f:
+                    _rename_or_remove_spaced(root, f)
+                elif f.endswith((".pyc", ".pyo")) or (
+                    root.endswith(".dist-info") and f in ("RECORD", "direct_url.json")
                 ):
                     os.remove(path)
     if only is not None:
@@ -55,6 +59,41 @@ def scrub(venv: str, only: list[str] | None = None) -> None:
         lines = [line for line in fh if not line.startswith("command")]
     with open(cfg, "w") as fh:
         fh.writelines(lines)
+
+
+def _rename_or_remove_spaced(directory: str, name: str) -> str | None:
+    """Give the file `name` (it has a space) in `directory` a space-free name, and point the
+    modules of `directory` that name it in a string literal at that name; remove it if none
+    does. Returns the new name, or None when removed."""
+    path = os.path.join(directory, name)
+    quoted = [q + name + q for q in ("'", '"')]
+    readers = []
+    for entry in sorted(os.listdir(directory)):
+        if entry.endswith(".py"):
+            with open(
+                os.path.join(directory, entry), encoding="utf-8", errors="surrogateescape"
+            ) as fh:
+                source = fh.read()
+            if any(q in source for q in quoted):
+                readers.append((entry, source))
+    if not readers:
+        os.remove(path)
+        return None
+    new_name = name.replace(" ", "_")
+    new_path = os.path.join(directory, new_name)
+    if os.path.lexists(new_path):
+        raise SystemExit(f"scrub_venv: cannot rename {path!r}: {new_name!r} exists beside it")
+    os.rename(path, new_path)
+    for entry, source in readers:
+        for q in ("'", '"'):
+            source = source.replace(q + name + q, q + new_name + q)
+        # A new file, not a write through: a layer's files may be hard links into its base.
+        tmp = os.path.join(directory, entry + ".scrub-tmp")
+        with open(tmp, "w", encoding="utf-8", errors="surrogateescape") as fh:
+            fh.write(source)
+        shutil.copymode(os.path.join(directory, entry), tmp)
+        os.replace(tmp, os.path.join(directory, entry))
+    return new_name
 
 
 def _site_packages(venv: str) -> list[str]:

@@ -132,6 +132,56 @@ def test_scrub_of_a_layer_touches_only_the_entries_it_names(tmp_path: Path) -> N
     assert (venv / "pyvenv.cfg").read_text() == cfg
 
 
+def test_scrub_renames_a_spaced_file_a_module_reads_and_removes_the_rest(tmp_path: Path) -> None:
+    # The shape of setuptools' vendored jaraco.text, which reads `Lorem ipsum.txt` at import.
+    venv = tmp_path / "venv"
+    site = make_venv(venv)
+    reader = (
+        "from importlib.resources import files\n"
+        "TEXT = files(__name__).joinpath('Data file.txt').read_text(encoding='utf-8')\n"
+    )
+    add_dist(
+        site,
+        "spaced",
+        {
+            "spaced/__init__.py": reader,
+            "spaced/Data file.txt": "kept content\n",
+            "spaced/Unread file.xml": "<x/>\n",
+            "spaced/sub/Data file.txt": "another directory's file\n",
+        },
+    )
+    base_init = tmp_path / "linked_init.py"
+    base_init.hardlink_to(site / "spaced" / "__init__.py")  # a layer's hard link to its base
+    subprocess.run([sys.executable, str(SCRUB), str(venv)], check=True)
+    names = [p.name for p in site.rglob("*")]
+    assert not [n for n in names if " " in n]
+    assert (site / "spaced" / "Data_file.txt").read_text() == "kept content\n"
+    assert not (site / "spaced" / "Unread_file.xml").exists()
+    # Only the modules of the file's own directory count as its readers.
+    assert not (site / "spaced" / "sub" / "Data_file.txt").exists()
+    assert base_init.read_text() == reader
+    imported = subprocess.run(
+        [str(venv / "bin" / "python"), "-I", "-c", "import spaced; print(spaced.TEXT, end='')"],
+        capture_output=True,
+        text=True,
+    )
+    assert imported.returncode == 0, imported.stderr
+    assert imported.stdout == "kept content\n"
+
+
+def test_scrub_refuses_a_rename_onto_an_existing_file(tmp_path: Path) -> None:
+    venv = tmp_path / "venv"
+    site = make_venv(venv)
+    add_dist(
+        site,
+        "clash",
+        {"clash/__init__.py": "N = 'a b.txt'\n", "clash/a b.txt": "1", "clash/a_b.txt": "2"},
+    )
+    result = subprocess.run([sys.executable, str(SCRUB), str(venv)], capture_output=True, text=True)
+    assert result.returncode != 0 and "'a_b.txt' exists beside it" in result.stderr
+    assert (site / "clash" / "a_b.txt").read_text() == "2"
+
+
 def _pip_report(path: Path, wheels: dict[str, str]) -> Path:
     """A pip install report naming each distribution's wheel by sha256."""
     install = [

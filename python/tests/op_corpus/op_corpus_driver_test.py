@@ -1,0 +1,97 @@
+"""The op corpus driver (tvm_conformance.op_corpus) itself: which samples the tier takes,
+the exclusion rules, how a failure is recorded and matched, the generated doc."""
+
+from __future__ import annotations
+
+import collections
+import json
+
+import pytest
+import torch
+
+from tvm_conformance import op_corpus
+from tvm_conformance.runfiles import rlocation
+
+
+def test_the_tier_takes_every_keyword_name_of_an_ops_float32_samples() -> None:
+    op = next(o for o in op_corpus.op_db() if op_corpus.op_name(o) == "nn.functional.avg_pool2d")
+    samples = list(op.sample_inputs("cpu", torch.float32))
+    chosen = op_corpus._tier_subset(samples, lambda s: s.kwargs)
+    every = {k for s in samples for k in s.kwargs}
+    assert chosen[0] == 0
+    assert {k for i in chosen for k in samples[i].kwargs} == every
+
+
+def test_every_listed_dtype_appears_in_the_tier() -> None:
+    seen = collections.Counter()
+    for op in op_corpus.op_db():
+        listed = op_corpus._listed_dtypes(op.supported_dtypes("cpu"), op_corpus.DTYPES)
+        seen.update(op_corpus.tier_dtypes(op_corpus.op_name(op), listed))
+    assert set(seen) == set(op_corpus.DTYPES), seen
+
+
+@pytest.mark.parametrize(
+    ("name", "rule"),
+    # OpInfo runs these through wrapper_set_seed, the empty ops too.
+    [("randn_like", "random"), ("bernoulli", "random"), ("empty_like", "random")],
+)
+def test_exclusion_rules_are_measured_on_pytorch(name: str, rule: str) -> None:
+    cases = op_corpus.op_cases(name, dtypes=("float32",))
+    assert cases and {op_corpus.exclusion(c) for c in cases} == {rule}
+
+
+def test_a_deterministic_op_is_not_excluded() -> None:
+    assert {op_corpus.exclusion(c) for c in op_corpus.op_cases("abs", dtypes=("float32",))} == {""}
+
+
+def test_behaviour_pattern_leaves_only_numbers_open() -> None:
+    seen = "bytecode: AssertionError: output 0: 243 of 243 elements differ; got 3.9e-05"
+    pattern = op_corpus.behaviour_pattern(seen)
+    import re
+
+    assert re.fullmatch(pattern, seen.replace("243", "12").replace("3.9e-05", "7.5"))
+    assert not re.fullmatch(pattern, seen.replace("output 0", "output x"))
+    assert not re.fullmatch(pattern, seen.replace("bytecode", "compiled"))
+
+
+def test_a_supported_op_is_correct_through_every_frontend() -> None:
+    results = op_corpus.run_cases(op_corpus.op_cases("abs", dtypes=("float32",))[:1])
+    assert {r.frontend: r.outcome for r in results} == dict.fromkeys(
+        op_corpus.OP_FRONTENDS, "correct"
+    )
+
+
+def test_the_scoreboard_counts_a_name_once_under_its_worst_sample() -> None:
+    make = lambda outcome, i: op_corpus.Result("op", "x", "float32", "fx", i, "c", outcome)  # noqa: E731
+    board = op_corpus.scoreboard([make("correct", 0), make("failing", 1), make("refused", 2)])
+    cell = board["op/fx/float32"]
+    assert cell["names"]["failing"] == 1 and sum(cell["names"].values()) == 1
+    assert cell["samples"] == {**dict.fromkeys(op_corpus.OUTCOMES, 0), "correct": 1,
+                               "failing": 1, "refused": 1}  # fmt: skip
+
+
+def test_the_deviations_doc_is_generated_from_the_record() -> None:
+    with open(rlocation("docs/op_corpus_deviations.md"), encoding="utf-8") as f:
+        doc = f.read()
+    assert doc == op_corpus.deviations_doc(op_corpus.recorded_deviations()), (
+        "docs/op_corpus_deviations.md is stale: python -m tvm_conformance.op_corpus doc "
+        "docs/op_corpus_deviations.md"
+    )
+
+
+def test_every_recorded_deviation_names_a_name_of_the_corpus() -> None:
+    known = {"op": set(op_corpus.names("op")), "module": set(op_corpus.names("module"))}
+    unknown = [
+        e["id"] for e in op_corpus.recorded_deviations() if e["name"] not in known[e["kind"]]
+    ]
+    assert not unknown
+
+
+def test_the_scoreboards_in_the_doc_are_the_recorded_runs() -> None:
+    with open(rlocation("docs/op_corpus_scoreboard.json"), encoding="utf-8") as f:
+        runs = json.load(f)["runs"]
+    with open(rlocation("docs/op_corpus.md"), encoding="utf-8") as f:
+        doc = f.read()
+    assert runs
+    for lane, run in runs.items():
+        assert op_corpus.scoreboard_markdown(run["scoreboard"]) in doc, lane

@@ -1,0 +1,58 @@
+"""The //... tier of the op corpus: every OpInfo op and ModuleInfo module of the installed
+torch, a fixed subset of their samples (tvm_conformance.op_corpus: the float32 samples that
+bring a new keyword, one other listed dtype for one name in three), through the tier's
+frontends, each chunk in a child process (TVM may kill it).
+
+A chunk fails on a failing case (a wrong value, shape or dtype, an error at build or run
+time, a crash, or an import error that is no refusal) that is no recorded deviation, and on a
+recorded deviation whose case is now correct (fixed: remove its record). Refusals are
+coverage. The results and the chunk's scoreboard are written to the test's undeclared outputs.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import os
+
+import pytest
+
+from tvm_conformance import op_corpus
+
+# Chunks per kind: each is one pytest case and one Bazel shard (BUILD.bazel's shard_count is
+# their total), sized so that none runs longer than 60 s on 2 cores.
+CHUNKS = {"op": 5, "module": 2}
+CASES = [(kind, i, n) for kind, n in CHUNKS.items() for i in range(n)]
+# --config=op_corpus (.bazelrc) sets TVM_OP_CORPUS=all: every sample in every listed dtype,
+# through every frontend, in both exec modes (outside CI: tens of minutes).
+FULL = os.environ.get("TVM_OP_CORPUS", "") == "all"
+
+
+@pytest.mark.parametrize(
+    ("kind", "shard", "shards"), CASES, ids=[f"{k}-{i}of{n}" for k, i, n in CASES]
+)
+def test_tier_chunk(kind: str, shard: int, shards: int) -> None:
+    batch = op_corpus.shard_names(kind, shard, shards)
+    if FULL:
+        results = op_corpus.run_isolated(
+            kind, batch, tier=False, exec_modes=op_corpus.EXEC_MODES, timeout=3000
+        )
+    else:
+        results = op_corpus.run_isolated(kind, batch)
+    out = os.environ.get("TEST_UNDECLARED_OUTPUTS_DIR")
+    if out:
+        stem = os.path.join(out, f"op_corpus_{kind}_{shard}of{shards}")
+        with open(stem + ".json", "w", encoding="utf-8") as f:
+            json.dump([dataclasses.asdict(r) for r in results], f)
+        with open(stem + "_scoreboard.json", "w", encoding="utf-8") as f:
+            json.dump(op_corpus.scoreboard(results), f, indent=1)
+    assert {r.name for r in results} >= set(batch), "a name of the chunk gave no result"
+    failing = [r for r in results if r.outcome == "failing"]
+    fixed = op_corpus.fixed(results)
+    assert not failing and not fixed, (
+        f"{len(failing)} failing case(s), no recorded deviation:\n"
+        + "\n".join(
+            f"  {r.name} {r.sample_class} {r.frontend} {r.dtype}: {r.detail}" for r in failing[:40]
+        )
+        + (f"\nfixed (remove from op_corpus_deviations.json): {fixed}" if fixed else "")
+    )

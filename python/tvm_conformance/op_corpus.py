@@ -1,0 +1,1024 @@
+"""PyTorch's own test corpus through TVM's PyTorch frontends, scored against PyTorch.
+
+Every op of ``torch.testing._internal.common_methods_invocations.op_db`` (OpInfo) and every
+module of ``torch.testing._internal.common_modules.module_db`` (ModuleInfo), with the sample
+inputs PyTorch's own tests use, goes through ``from_exported_program`` (decomposed and not) and
+``from_fx`` (an op wrapped in a module fx traces; a module as the traced root and as a child,
+the ``call_module`` path), and is compared with PyTorch by :mod:`tvm_conformance.numerics`
+(float64 reference; exact for integer and bool outputs; shapes and dtypes exactly).
+
+Each case ends in one outcome (:data:`OUTCOMES`):
+
+- ``correct``: TVM's result is PyTorch's within the rule.
+- ``refused``: the frontend says it does not support the op (a clear error at import):
+  coverage, not a failure.
+- ``deviating``: a wrong result or error recorded in ``op_corpus_deviations.json`` (beside
+  this module) for this op, sample class, frontend and dtype, with the exact message.
+- ``failing``: any other wrong value, shape or dtype, error at import, build or run time.
+- ``excluded``: the case has no defined result to compare (:data:`EXCLUSION_RULES`), or
+  PyTorch itself cannot trace it (``torch.export`` / ``torch.fx`` refuse it).
+
+Compilation dominates the cost, so the cases of a batch are imported one by one and merged
+into one IRModule (one function each), built once per exec mode; a batch whose build fails is
+split until the failing case is found. ``python -m tvm_conformance.op_corpus`` runs a shard
+and writes its outcomes as JSON; :func:`run_isolated` runs a batch in a child process and
+splits it when TVM kills the process.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+import hashlib
+import json
+import os
+import re
+import subprocess
+import sys
+from collections.abc import Callable, Iterable, Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import torch
+
+OP_FRONTENDS: tuple[str, ...] = ("exported_program", "exported_program_undecomposed", "fx")
+MODULE_FRONTENDS: tuple[str, ...] = OP_FRONTENDS + ("fx_child",)
+# The dtypes scored wherever OpInfo / ModuleInfo lists them for CPU.
+DTYPES: tuple[str, ...] = ("float32", "float16", "bfloat16", "int32", "int64", "bool")
+OUTCOMES: tuple[str, ...] = ("correct", "deviating", "failing", "refused", "excluded")
+EXEC_MODES: tuple[str, ...] = ("bytecode", "compiled")
+
+# What leaves a case out, checked on PyTorch alone before TVM sees it.
+EXCLUSION_RULES: dict[str, str] = {
+    "random": "the result depends on the random generator: OpInfo runs the op through "
+    "wrapper_set_seed, or two runs under different torch.manual_seed differ",
+    "no_sample": "no sample in a scored dtype (the op lists none of DTYPES for CPU)",
+    "undefined": "the result is uninitialized memory: it differs when PyTorch fills "
+    "uninitialized memory (torch.utils.deterministic.fill_uninitialized_memory)",
+    "not_tensor": "the op returns something other than tensors (a Python scalar, None)",
+    "untraceable": "PyTorch cannot capture it (torch.export or torch.fx raises)",
+    "no_reference": "the float64 reference cannot be evaluated (the op has no float64 "
+    "kernel or its ATen graph cannot be recorded)",
+    "complex_output": "a complex output (TVM has no complex dtype)",
+}
+
+# An import error whose message says the frontend does not handle the op: a refusal.
+_REFUSAL = re.compile(r"[Uu]nsupported|not supported|[Nn]ot implemented|NotImplemented")
+
+DEVIATIONS_FILE = Path(__file__).with_name("op_corpus_deviations.json")
+
+
+@dataclasses.dataclass
+class Case:
+    """One sample of one op or module in one dtype (frontend-independent)."""
+
+    kind: str  # "op" or "module"
+    name: str  # OpInfo name[.variant] or ModuleInfo name
+    dtype: str
+    index: int  # the sample's position in PyTorch's list for this (name, dtype)
+    sample_class: str
+    model: torch.nn.Module | None
+    inputs: tuple[torch.Tensor, ...]
+    excluded: str = ""  # an EXCLUSION_RULES key
+
+    @property
+    def frontends(self) -> tuple[str, ...]:
+        return MODULE_FRONTENDS if self.kind == "module" else OP_FRONTENDS
+
+    def key(self, frontend: str) -> str:
+        return f"{self.kind}:{self.name}:{self.dtype}:{frontend}:{self.index}"
+
+
+@dataclasses.dataclass
+class Result:
+    """The outcome of one case through one frontend."""
+
+    kind: str
+    name: str
+    dtype: str
+    frontend: str
+    index: int
+    sample_class: str
+    outcome: str
+    detail: str = ""
+    deviation: str = ""
+
+
+# --------------------------------------------------------------------------------------------
+# The corpus
+
+
+@functools.cache
+def op_db() -> list[Any]:
+    from torch.testing._internal.common_methods_invocations import op_db as db
+
+    return list(db)
+
+
+@functools.cache
+def module_db() -> list[Any]:
+    from torch.testing._internal.common_modules import module_db as db
+
+    return list(db)
+
+
+def op_name(op: Any) -> str:
+    return op.name + (f".{op.variant_test_name}" if op.variant_test_name else "")
+
+
+def names(kind: str) -> list[str]:
+    """Every op (``kind="op"``) or module name of the corpus, in PyTorch's order."""
+    if kind == "op":
+        return [op_name(op) for op in op_db()]
+    if kind == "module":
+        return [m.name for m in module_db()]
+    raise ValueError(f"kind must be 'op' or 'module', not {kind!r}")
+
+
+def _dtype(name: str) -> torch.dtype:
+    return getattr(torch, name)
+
+
+def _is_tensor_list(value: Any) -> bool:
+    return (
+        isinstance(value, (list, tuple))
+        and bool(value)
+        and all(isinstance(v, torch.Tensor) for v in value)
+    )
+
+
+def _tensors_of(values: Sequence[Any]) -> list[torch.Tensor]:
+    out = []
+    for v in values:
+        if isinstance(v, torch.Tensor):
+            out.append(v)
+        elif _is_tensor_list(v):
+            out.extend(v)
+    return out
+
+
+def _template(value: Any, counter: list[int]) -> Any:
+    """``value`` with each tensor replaced by its input position (an _Input)."""
+    if isinstance(value, torch.Tensor):
+        counter[0] += 1
+        return _Input(counter[0] - 1)
+    if _is_tensor_list(value):
+        return type(value)(_template(v, counter) for v in value)
+    return value
+
+
+@dataclasses.dataclass(frozen=True)
+class _Input:
+    position: int
+
+
+def _fill(value: Any, tensors: Sequence[Any]) -> Any:
+    if isinstance(value, _Input):
+        return tensors[value.position]
+    if isinstance(value, (list, tuple)) and any(isinstance(v, _Input) for v in value):
+        return type(value)(_fill(v, tensors) for v in value)
+    return value
+
+
+class _OpModel(torch.nn.Module):
+    """An OpInfo sample as a module: its tensors are the inputs, the rest constants."""
+
+    def __init__(self, fn: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any]):
+        super().__init__()
+        self.fn, self.args, self.kwargs = fn, args, kwargs
+
+    def call(self, tensors: Sequence[Any]) -> Any:
+        args = [_fill(a, tensors) for a in self.args]
+        kwargs = {k: _fill(v, tensors) for k, v in self.kwargs.items()}
+        return self.fn(*args, **kwargs)
+
+
+def _fixed_arity(base: type, arity: int) -> type:
+    """A subclass of ``base`` whose forward takes ``arity`` tensors and hands them to
+    ``self.call``: fx traces a forward of fixed arity, not ``*args``."""
+    params = ", ".join(f"t{i}" for i in range(arity))
+    packed = params + ("," if arity == 1 else "")
+    namespace: dict[str, Any] = {}
+    source = f"def forward(self, {params}):\n    return self.call(({packed}))\n"
+    exec(source, namespace)  # noqa: S102 - a generated signature, no outside input
+    return type(f"{base.__name__}{arity}", (base,), {"forward": namespace["forward"]})
+
+
+@functools.cache
+def _op_model_class(arity: int) -> type[_OpModel]:
+    return _fixed_arity(_OpModel, arity)
+
+
+def _sample_class(values: Sequence[Any], kwargs: dict[str, Any]) -> str:
+    """What distinguishes samples for recording a deviation: the tensor ranks (``e`` for an
+    empty tensor) and the keywords given."""
+    ranks = ",".join(
+        ("e" if t.numel() == 0 else "") + str(t.dim()) for t in _tensors_of(list(values))
+    )
+    return f"r[{ranks}]" + (f"k[{','.join(sorted(kwargs))}]" if kwargs else "")
+
+
+# The //... tier's frontends: the decomposed export costs about 0.8 s per decomposition (a
+# fixed cost of torch.export's run_decompositions), so it runs under --config=op_corpus only.
+TIER_FRONTENDS: tuple[str, ...] = ("exported_program_undecomposed", "fx", "fx_child")
+
+
+def _tier_subset(samples: list[Any], kwargs_of: Callable[[Any], dict]) -> list[int]:
+    """The fixed float32 subset the //... tier runs: the first sample, and each later one that
+    brings a keyword name not seen yet."""
+    chosen, seen = [], None
+    for i, s in enumerate(samples):
+        keys = set(kwargs_of(s))
+        if seen is None or keys - seen:
+            chosen.append(i)
+            seen = keys | (seen or set())
+    return chosen
+
+
+def tier_dtypes(name: str, listed: Sequence[str]) -> list[str]:
+    """float32, and for one name in three one other listed dtype, both chosen by the name
+    (stable across runs and machines), so that across the corpus every listed dtype appears."""
+    others = [d for d in listed if d != "float32"]
+    chosen = [d for d in listed if d == "float32"]
+    number = int(hashlib.sha256(name.encode()).hexdigest(), 16)
+    # One name in three: enough that every listed dtype appears, at a third of the cost.
+    if others and number % 3 == 0:
+        chosen.append(others[(number // 3) % len(others)])
+    return chosen
+
+
+def _listed_dtypes(supported: Iterable[torch.dtype], dtypes: Sequence[str]) -> list[str]:
+    have = {str(d).removeprefix("torch.") for d in supported}
+    return [d for d in dtypes if d in have]
+
+
+def op_cases(name: str, *, dtypes: Sequence[str] = DTYPES, tier: bool = True) -> list[Case]:
+    """The cases of OpInfo op ``name`` (``name.variant``): its CPU samples in each listed
+    dtype (the tier's subset, or all)."""
+    ops = [op for op in op_db() if op_name(op) == name]
+    if not ops:
+        raise ValueError(f"no OpInfo op named {name!r} in torch {torch.__version__}")
+    op = ops[0]
+    # OpInfo runs an op whose result depends on the random generator through
+    # wrapper_set_seed (its own marking: the seed is reset on every call, so two runs agree).
+    code = getattr(op.op, "__code__", None)
+    seeded = "random" if code is not None and "wrapper_set_seed" in code.co_names else ""
+    cases = []
+    listed = _listed_dtypes(op.supported_dtypes("cpu"), dtypes)
+    for dtype in tier_dtypes(name, listed) if tier else listed:
+        torch.manual_seed(0)
+        samples = list(op.sample_inputs("cpu", _dtype(dtype), requires_grad=False))
+        keep = range(len(samples))
+        if tier:
+            keep = (
+                _tier_subset(samples, lambda s: s.kwargs)
+                if dtype == "float32"
+                else [0][: len(samples)]
+            )
+        for i in keep:
+            s = samples[i]
+            values = [s.input, *s.args]
+            counter = [0]
+            args = tuple(_template(v, counter) for v in values)
+            kwargs = {k: _template(v, counter) for k, v in s.kwargs.items()}
+            inputs = tuple(_tensors_of([*values, *s.kwargs.values()]))
+            model = _op_model_class(len(inputs))(op.op, args, kwargs).eval()
+            klass = _sample_class(values, s.kwargs)
+            cases.append(Case("op", name, dtype, i, klass, model, inputs, seeded))
+    return cases
+
+
+def module_cases(name: str, *, dtypes: Sequence[str] = DTYPES, tier: bool = True) -> list[Case]:
+    """The cases of ModuleInfo module ``name``: each constructor and forward input in eval
+    mode, in each listed dtype."""
+    infos = [m for m in module_db() if m.name == name]
+    if not infos:
+        raise ValueError(f"no ModuleInfo module named {name!r} in torch {torch.__version__}")
+    info = infos[0]
+    cases = []
+    listed = _listed_dtypes(info.supported_dtypes("cpu"), dtypes)
+    for dtype in tier_dtypes(name, listed) if tier else listed:
+        torch.manual_seed(0)
+        samples = list(
+            info.module_inputs_func(
+                info, device="cpu", dtype=_dtype(dtype), requires_grad=False, training=False
+            )
+        )
+
+        def ctor_kwargs(s: Any) -> dict[str, Any]:
+            return {**s.constructor_input.kwargs, **s.forward_input.kwargs}
+
+        keep = range(len(samples))
+        if tier:
+            keep = _tier_subset(samples, ctor_kwargs) if dtype == "float32" else [0][: len(samples)]
+        for i in keep:
+            s = samples[i]
+            forward = [*s.forward_input.args, *s.forward_input.kwargs.values()]
+            klass = (
+                "c" + str(len(s.constructor_input.args)) + _sample_class(forward, ctor_kwargs(s))
+            )
+            excluded = ""
+            if s.forward_input.kwargs or not all(isinstance(a, torch.Tensor) for a in forward):
+                excluded = "untraceable"
+            try:
+                torch.manual_seed(0)
+                model = info.module_cls(*s.constructor_input.args, **s.constructor_input.kwargs).to(
+                    _dtype(dtype)
+                )
+                model.eval()
+            except Exception:  # noqa: BLE001 - a constructor PyTorch's own tests expect to raise
+                model, excluded = None, "untraceable"
+            inputs = tuple(a for a in forward if isinstance(a, torch.Tensor))
+            cases.append(Case("module", name, dtype, i, klass, model, inputs, excluded))
+    return cases
+
+
+# --------------------------------------------------------------------------------------------
+# Exclusion (PyTorch alone)
+
+
+def _flatten(output: Any) -> list[Any]:
+    if isinstance(output, (list, tuple)):
+        return [x for o in output for x in _flatten(o)]
+    return [output]
+
+
+def _same(a: list[Any], b: list[Any]) -> bool:
+    return len(a) == len(b) and all(
+        isinstance(x, torch.Tensor)
+        and isinstance(y, torch.Tensor)
+        and x.shape == y.shape
+        and torch.allclose(x.double(), y.double(), rtol=0, atol=0, equal_nan=True)
+        for x, y in zip(a, b, strict=True)
+    )
+
+
+def exclusion(case: Case) -> str:
+    """The EXCLUSION_RULES key that leaves ``case`` out, or ""."""
+    if case.excluded:
+        return case.excluded
+    assert case.model is not None
+    with torch.no_grad():
+        try:
+            torch.manual_seed(0)
+            first = _flatten(case.model(*[t.clone() for t in case.inputs]))
+            torch.manual_seed(1)
+            second = _flatten(case.model(*[t.clone() for t in case.inputs]))
+        except Exception:  # noqa: BLE001 - PyTorch refuses its own sample (an error input)
+            return "untraceable"
+        if not all(isinstance(t, torch.Tensor) for t in first):
+            return "not_tensor"
+        if any(t.is_complex() for t in first):
+            return "complex_output"
+        if not _same(first, second):
+            return "random"
+        import torch.utils.deterministic as deterministic
+
+        old = (
+            torch.are_deterministic_algorithms_enabled(),
+            deterministic.fill_uninitialized_memory,
+        )
+        try:
+            torch.use_deterministic_algorithms(True, warn_only=True)
+            deterministic.fill_uninitialized_memory = True
+            torch.manual_seed(0)
+            filled = _flatten(case.model(*[t.clone() for t in case.inputs]))
+        except Exception:  # noqa: BLE001 - no deterministic kernel: keep the plain result
+            filled = first
+        finally:
+            torch.use_deterministic_algorithms(old[0])
+            deterministic.fill_uninitialized_memory = old[1]
+        if not _same(first, filled):
+            return "undefined"
+    return ""
+
+
+# --------------------------------------------------------------------------------------------
+# Deviations recorded as data
+
+
+@functools.cache
+def recorded_deviations() -> list[dict[str, str]]:
+    """The deviations the corpus found, recorded: each binds an op or module, a sample class,
+    a frontend, a dtype, the TVM versions it was seen on and the exact wrong behaviour (a
+    regular expression the whole message must match: the failing stage, exception and text,
+    with only the numbers left open)."""
+    if not DEVIATIONS_FILE.exists():
+        return []
+    return json.loads(DEVIATIONS_FILE.read_text())["deviations"]
+
+
+def _tvm_version() -> str:
+    import tvm
+
+    return tvm.__version__
+
+
+def match_deviation(result: Result) -> str:
+    """The id of the recorded deviation ``result`` (failing) is, or ""."""
+    for dev in recorded_deviations():
+        if (
+            dev["kind"] == result.kind
+            and dev["name"] == result.name
+            and dev["frontend"] in ("*", result.frontend)
+            and dev["dtype"] in ("*", result.dtype)
+            and dev["sample_class"] in ("*", result.sample_class)
+            and _tvm_version() in dev["tvm_versions"]
+            and re.fullmatch(dev["message"], result.detail)
+        ):
+            return dev["id"]
+    return ""
+
+
+def behaviour_pattern(detail: str) -> str:
+    """The regular expression a recorded deviation keeps of a failing result's message: the
+    message itself with every number left open (values and counts vary with the sample's
+    data; the stage, the exception and the wording do not)."""
+    parts = re.split(r"(\d+(?:\.\d+)?(?:e[-+]?\d+)?)", detail)
+    return "".join(re.escape(p) if i % 2 == 0 else r"[-+.e\d]+" for i, p in enumerate(parts))
+
+
+def record(results: Iterable[Result], existing: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """``existing`` with each failing result of ``results`` recorded: an entry of the same
+    case and behaviour gains this TVM version; a new one is added."""
+    version = _tvm_version()
+    entries = [dict(e) for e in existing]
+    for r in results:
+        if r.outcome not in ("failing", "deviating"):
+            continue
+        pattern = behaviour_pattern(r.detail)
+        key = (r.kind, r.name, r.sample_class, r.frontend, r.dtype, pattern)
+        for e in entries:
+            if (
+                e["kind"],
+                e["name"],
+                e["sample_class"],
+                e["frontend"],
+                e["dtype"],
+                e["message"],
+            ) == key:
+                if version not in e["tvm_versions"]:
+                    e["tvm_versions"] = sorted({*e["tvm_versions"], version})
+                break
+        else:
+            stage = r.detail.split(":", 1)[0].split(" ", 1)[0]
+            ident = hashlib.sha256("|".join(key).encode()).hexdigest()[:10]
+            entries.append({
+                "id": f"corpus-{stage}-{ident}", "kind": r.kind, "name": r.name,
+                "sample_class": r.sample_class, "frontend": r.frontend, "dtype": r.dtype,
+                "message": pattern, "seen": r.detail, "tvm_versions": [version],
+            })  # fmt: skip
+    return sorted(entries, key=lambda e: (e["kind"], e["name"], e["frontend"], e["dtype"], e["id"]))
+
+
+def fixed(results: Iterable[Result]) -> list[str]:
+    """Recorded deviations of this TVM whose case ran and was correct: fixed, to be removed."""
+    version = _tvm_version()
+    correct = {
+        (r.kind, r.name, r.sample_class, r.frontend, r.dtype)
+        for r in results
+        if r.outcome == "correct"
+    }
+    return [
+        e["id"]
+        for e in recorded_deviations()
+        if version in e["tvm_versions"]
+        and (e["kind"], e["name"], e["sample_class"], e["frontend"], e["dtype"]) in correct
+    ]
+
+
+def deviations_doc(entries: Sequence[dict[str, Any]]) -> str:
+    """docs/op_corpus_deviations.md, generated from the recorded deviations."""
+    lines = [
+        "# Deviations found by the op corpus",
+        "",
+        "Generated by `python -m tvm_conformance.op_corpus doc` from",
+        "`python/tvm_conformance/op_corpus_deviations.json`; do not edit. Each row is one op or",
+        "module, sample class, frontend and dtype where TVM's result or error differs from",
+        "PyTorch's, with the message seen (the record keeps it with its numbers left open).",
+        "",
+        f"{len(entries)} recorded.",
+        "",
+        "| id | kind | name | sample class | frontend | dtype | TVM | seen |",
+        "|---|---|---|---|---|---|---|---|",
+    ]
+    for e in entries:
+        seen = e["seen"].replace("|", "\\|").replace("\n", " ")[:160]
+        lines.append(
+            f"| {e['id']} | {e['kind']} | `{e['name']}` | `{e['sample_class']}` | "
+            f"{e['frontend']} | {e['dtype']} | {', '.join(e['tvm_versions'])} | {seen} |"
+        )
+    return "\n".join(lines) + "\n"
+
+
+# --------------------------------------------------------------------------------------------
+# Through TVM
+
+
+def _import(case: Case, frontend: str) -> Any:
+    """The case's model as a Relax function (its weights bound as constants)."""
+    assert case.model is not None
+    model, inputs = case.model, case.inputs
+    if frontend.startswith("exported_program"):
+        from tvm.relax.frontend.torch import from_exported_program
+
+        try:
+            program = torch.export.export(model, inputs)
+        except Exception as err:  # noqa: BLE001
+            raise _Untraceable(f"{type(err).__name__}: {err}") from err
+        mod = from_exported_program(program, run_ep_decomposition=frontend == "exported_program")
+    else:
+        from tvm.relax.frontend.torch import from_fx
+
+        root = _child_class(len(inputs))(model) if frontend == "fx_child" else model
+        try:
+            graph = torch.fx.symbolic_trace(root)
+        except Exception as err:  # noqa: BLE001
+            raise _Untraceable(f"{type(err).__name__}: {err}") from err
+        info = [(tuple(t.shape), str(t.dtype).removeprefix("torch.")) for t in inputs]
+        mod = from_fx(graph, info)
+    return mod
+
+
+class _Untraceable(Exception):
+    pass
+
+
+class _Child(torch.nn.Module):
+    """A module as the child of the traced root: fx records a call_module."""
+
+    def __init__(self, child: torch.nn.Module):
+        super().__init__()
+        self.child = child
+
+    def call(self, tensors: Sequence[Any]) -> Any:
+        return self.child(*tensors)
+
+
+@functools.cache
+def _child_class(arity: int) -> type[_Child]:
+    return _fixed_arity(_Child, arity)
+
+
+def _message(err: BaseException) -> str:
+    text = f"{type(err).__name__}: {err}"
+    # TVM's messages carry C++ backtraces: the first lines name the error.
+    return " ".join(text.split("\n")[:3])[:400]
+
+
+def _numpy(t: torch.Tensor) -> np.ndarray:
+    """A tensor's values as numpy (bfloat16 as ml_dtypes' bfloat16, which numpy lacks)."""
+    t = t.detach().contiguous()
+    if t.dtype == torch.bfloat16:
+        import ml_dtypes
+
+        return t.view(torch.int16).numpy().view(ml_dtypes.bfloat16)
+    return t.numpy()
+
+
+def _to_numpy(value: Any) -> list[np.ndarray]:
+    import tvm
+
+    if isinstance(value, tvm.runtime.Tensor):
+        return [value.numpy()]
+    if isinstance(value, (list, tuple)) or hasattr(value, "__len__"):
+        return [a for v in value for a in _to_numpy(v)]
+    return [np.asarray(value)]
+
+
+def _progress(step: str) -> None:
+    """Name the step under way in the file $OP_CORPUS_PROGRESS (run_isolated's child): a
+    process TVM kills names its culprit there, when the step is one case's."""
+    path = os.environ.get("OP_CORPUS_PROGRESS")
+    if path:
+        with open(path, "w", encoding="utf-8") as f:
+            f.write(step)
+
+
+class _Batch(torch.nn.Module):
+    """Several cases as one model: one export and one decomposition for all (the
+    decomposition costs about 0.8 s per call, whatever the graph), each output flattened."""
+
+    def __init__(self, cases: Sequence[Case], root: bool):
+        super().__init__()
+        self.parts = torch.nn.ModuleList([c.model for c in cases])
+        self.arities = [len(c.inputs) for c in cases]
+
+    def call(self, tensors: Sequence[Any]) -> tuple[Any, ...]:
+        outputs, start = [], 0
+        for part, arity in zip(self.parts, self.arities, strict=True):
+            outputs.extend(_flatten(part(*tensors[start : start + arity])))
+            start += arity
+        return tuple(outputs)
+
+
+@functools.cache
+def _batch_class(arity: int) -> type[_Batch]:
+    return _fixed_arity(_Batch, arity)
+
+
+@dataclasses.dataclass
+class _Unit:
+    """What one Relax function computes: one case, or a batch of cases (outputs in order)."""
+
+    mod: Any
+    items: list[tuple[Case, list[Any], Result]]
+
+
+def run_cases(
+    cases: Sequence[Case],
+    frontends: Sequence[str] | None = None,
+    *,
+    exec_modes: Sequence[str] = ("bytecode",),
+    target: str = "llvm",
+) -> list[Result]:
+    """Every case through every frontend of its kind (or ``frontends``), scored."""
+    import tvm
+    from tvm import relax
+
+    from tvm_conformance import numerics
+
+    results: list[Result] = []
+    # Per frontend, the cases PyTorch can evaluate, with their references.
+    ready: dict[str, list[tuple[Case, list[Any], Result]]] = {}
+    for case in cases:
+        _progress(f"case {case.name}")
+        reason = exclusion(case)
+        refs: list[Any] = []
+        if not reason:
+            try:
+                refs = numerics.references(case.model, [t.clone() for t in case.inputs])
+            except Exception:  # noqa: BLE001
+                reason = "no_reference"
+        for frontend in frontends or case.frontends:
+            if frontend not in case.frontends:
+                continue
+            result = Result(
+                case.kind, case.name, case.dtype, frontend, case.index, case.sample_class, ""
+            )
+            results.append(result)
+            if reason:
+                result.outcome, result.detail = "excluded", reason
+            else:
+                ready.setdefault(frontend, []).append((case, refs, result))
+
+    def import_one(item: tuple[Case, list[Any], Result], frontend: str) -> _Unit | None:
+        case, _, result = item
+        _progress(f"case {case.name}")
+        try:
+            return _Unit(_import(case, frontend), [item])
+        except _Untraceable as err:
+            result.outcome, result.detail = "excluded", f"untraceable: {err}"[:300]
+        except Exception as err:  # noqa: BLE001
+            result.detail = "import: " + _message(err)
+            result.outcome = "refused" if _REFUSAL.search(str(err)) else "failing"
+        return None
+
+    def import_batch(items: list[tuple[Case, list[Any], Result]], frontend: str) -> list[_Unit]:
+        # The decomposed path: one export of the whole batch; halves where it fails.
+        if len(items) == 1:
+            unit = import_one(items[0], frontend)
+            return [unit] if unit else []
+        _progress("batch")
+        batch = [c for c, _, _ in items]
+        model = _batch_class(sum(len(c.inputs) for c in batch))(batch, True).eval()
+        flat = tuple(t for c in batch for t in c.inputs)
+        try:
+            return [_Unit(_import(Case("op", "batch", "", 0, "", model, flat), frontend), items)]
+        except Exception:  # noqa: BLE001 - some case of the batch: find it
+            half = len(items) // 2
+            return import_batch(items[:half], frontend) + import_batch(items[half:], frontend)
+
+    units: list[tuple[_Unit, str]] = []
+    # The undecomposed import first: a case it cannot import is imported alone when
+    # decomposed too (one failure in a batch costs a bisection of decompositions).
+    order = sorted(ready, key=lambda f: f != "exported_program_undecomposed")
+    alone: set[int] = set()
+    for frontend in order:
+        items = ready[frontend]
+        if frontend == "exported_program":
+            batched = [i for i in items if id(i[0]) not in alone]
+            units += [(u, frontend) for u in import_batch(batched, frontend)]
+            items = [i for i in items if id(i[0]) in alone]
+        for item in items:
+            if unit := import_one(item, frontend):
+                units.append((unit, frontend))
+            elif frontend == "exported_program_undecomposed":
+                alone.add(id(item[0]))
+
+    def build(batch: list[tuple[_Unit, str]], mode: str) -> Any:
+        merged = tvm.IRModule()
+        for n, (unit, _) in enumerate(batch):
+            for gv, func in unit.mod.functions.items():
+                name = f"f{n}" if gv.name_hint == "main" else f"f{n}_{gv.name_hint}"
+                if isinstance(func, relax.Function):
+                    func = func.with_attr("global_symbol", name)
+                merged[name] = func
+        return relax.VirtualMachine(relax.build(merged, target, exec_mode=mode), tvm.cpu())
+
+    def resplit(unit: _Unit, frontend: str, mode: str, message: str) -> None:
+        # A batch unit that failed to build or run: its cases again, in halves.
+        if len(unit.items) == 1:
+            result = unit.items[0][2]
+            result.outcome, result.detail = "failing", message
+            return
+        half = len(unit.items) // 2
+        for part in (unit.items[:half], unit.items[half:]):
+            run_batch([(u, frontend) for u in import_batch(part, frontend)], mode)
+
+    def run_batch(batch: list[tuple[_Unit, str]], mode: str) -> None:
+        if not batch:
+            return
+        _progress(
+            "batch"
+            if len(batch) > 1 or len(batch[0][0].items) > 1
+            else f"case {batch[0][0].items[0][0].name}"
+        )
+        try:
+            vm = build(batch, mode)
+        except Exception as err:  # noqa: BLE001
+            if len(batch) == 1:
+                resplit(*batch[0], mode, f"build ({mode}): " + _message(err))
+                return
+            half = len(batch) // 2
+            run_batch(batch[:half], mode)
+            run_batch(batch[half:], mode)
+            return
+        for n, (unit, frontend) in enumerate(batch):
+            _progress("batch" if len(unit.items) > 1 else f"case {unit.items[0][0].name}")
+            try:
+                args = [
+                    tvm.runtime.tensor(_numpy(t), tvm.cpu())
+                    for case, _, _ in unit.items
+                    for t in case.inputs
+                ]
+                actual = _to_numpy(vm[f"f{n}"](*args))
+            except Exception as err:  # noqa: BLE001
+                resplit(unit, frontend, mode, f"run ({mode}): " + _message(err))
+                continue
+            if len(actual) != sum(len(refs) for _, refs, _ in unit.items):
+                if len(unit.items) > 1:
+                    resplit(unit, frontend, mode, "")
+                    continue
+            start = 0
+            for _, refs, result in unit.items:
+                if result.outcome:
+                    start += len(refs)
+                    continue
+                mine = actual[start : start + len(refs)] if len(unit.items) > 1 else actual
+                start += len(refs)
+                try:
+                    numerics.check_outputs(mine, refs)
+                except AssertionError as err:
+                    result.outcome, result.detail = "failing", f"{mode}: " + _message(err)
+
+    for mode in exec_modes:
+        run_batch(units, mode)
+    for result in results:
+        if not result.outcome:
+            result.outcome = "correct"
+        elif result.outcome == "failing" and (dev := match_deviation(result)):
+            result.outcome, result.deviation = "deviating", dev
+    return results
+
+
+# --------------------------------------------------------------------------------------------
+# Shards, isolation and the scoreboard
+
+
+def shard_names(kind: str, shard: int, shards: int) -> list[str]:
+    """The names of shard ``shard`` of ``shards`` (round-robin over PyTorch's order)."""
+    if not 0 <= shard < shards:
+        raise ValueError(f"shard {shard} is not in [0, {shards})")
+    return names(kind)[shard::shards]
+
+
+def _cases(kind: str, name: str, tier: bool, dtypes: Sequence[str]) -> list[Case]:
+    return (op_cases if kind == "op" else module_cases)(name, dtypes=dtypes, tier=tier)
+
+
+def run_names(
+    kind: str,
+    batch: Sequence[str],
+    *,
+    tier: bool = True,
+    dtypes: Sequence[str] = DTYPES,
+    exec_modes: Sequence[str] = ("bytecode",),
+) -> list[Result]:
+    """Every case of the named ops or modules, in this process."""
+    cases = [c for name in batch for c in _cases(kind, name, tier, dtypes)]
+    results = run_cases(cases, TIER_FRONTENDS if tier else None, exec_modes=exec_modes)
+    have = {c.name for c in cases}
+    return results + [
+        Result(kind, name, "*", "*", -1, "*", "excluded", "no_sample")
+        for name in batch
+        if name not in have
+    ]
+
+
+def run_isolated(
+    kind: str,
+    batch: Sequence[str],
+    *,
+    tier: bool = True,
+    exec_modes: Sequence[str] = ("bytecode",),
+    timeout: float = 600.0,
+) -> list[Result]:
+    """:func:`run_names` in a child process; where TVM kills it, the batch is split and the
+    name that kills it alone is one failing result (``crash``)."""
+    import tempfile
+
+    # A name recorded as killing the process runs alone: the batch stays whole (each split
+    # costs a child process's start, torch and TVM imported anew).
+    crashers = {
+        e["name"]
+        for e in recorded_deviations()
+        if e["kind"] == kind
+        and e["message"].startswith("crash")
+        and _tvm_version() in e["tvm_versions"]
+    }
+    alone = [n for n in batch if n in crashers]
+    if alone and len(batch) > 1:
+        rest = [n for n in batch if n not in crashers]
+        return [
+            r
+            for part in ([rest] if rest else []) + [[n] for n in alone]
+            for r in run_isolated(kind, part, tier=tier, exec_modes=exec_modes, timeout=timeout)
+        ]
+    with tempfile.TemporaryDirectory() as tmp:
+        out, progress = os.path.join(tmp, "results.json"), os.path.join(tmp, "progress")
+        command = [
+            sys.executable, "-m", "tvm_conformance.op_corpus", "run", kind, *batch, "--json", out,
+            "--exec-modes", ",".join(exec_modes), *([] if tier else ["--all"]),
+        ]  # fmt: skip
+        env = {**os.environ, "OP_CORPUS_PROGRESS": progress}
+        try:
+            proc = subprocess.run(command, capture_output=True, text=True, timeout=timeout, env=env)
+        except subprocess.TimeoutExpired:
+            proc = subprocess.CompletedProcess(command, -9, "", f"timed out after {timeout} s")
+        if proc.returncode == 0:
+            return [Result(**r) for r in json.loads(Path(out).read_text())]
+        step = Path(progress).read_text() if os.path.exists(progress) else ""
+    culprit = step.removeprefix("case ") if step.startswith("case ") else ""
+    if len(batch) > 1 and culprit in batch:
+        # One case's step: that name alone, the rest again without it.
+        rest = [n for n in batch if n != culprit]
+        return run_isolated(kind, [culprit], tier=tier, exec_modes=exec_modes, timeout=timeout) + (
+            run_isolated(kind, rest, tier=tier, exec_modes=exec_modes, timeout=timeout)
+        )
+    if len(batch) > 1:
+        half = len(batch) // 2
+        return run_isolated(
+            kind, batch[:half], tier=tier, exec_modes=exec_modes, timeout=timeout
+        ) + run_isolated(kind, batch[half:], tier=tier, exec_modes=exec_modes, timeout=timeout)
+    return [Result(kind, batch[0], "*", "*", -1, "*", "failing", crash_detail(proc))]
+
+
+def crash_detail(proc: subprocess.CompletedProcess) -> str:
+    """How a child running one name ended: the signal that killed it, or its exit status and
+    last error line (a Python error the driver let through)."""
+    if "timed out after" in proc.stderr:
+        return "crash: " + proc.stderr.strip()
+    if proc.returncode < 0:
+        import signal
+
+        return f"crash: killed by {signal.Signals(-proc.returncode).name}"
+    tail = (proc.stderr.strip().splitlines() or [""])[-1][-200:]
+    return f"crash: exit {proc.returncode}: {tail}"
+
+
+def scoreboard(results: Iterable[Result]) -> dict[str, Any]:
+    """Per frontend and dtype: samples per outcome, and ops per outcome (an op counts once,
+    under its worst sample: failing > deviating > refused > correct > excluded)."""
+    rank = {"failing": 0, "deviating": 1, "refused": 2, "correct": 3, "excluded": 4}
+    board: dict[str, Any] = {}
+    worst: dict[tuple[str, str, str, str], str] = {}
+    for r in results:
+        cell = board.setdefault(f"{r.kind}/{r.frontend}/{r.dtype}", {
+            "samples": dict.fromkeys(OUTCOMES, 0), "names": dict.fromkeys(OUTCOMES, 0),
+        })  # fmt: skip
+        cell["samples"][r.outcome] += 1
+        key = (r.kind, r.frontend, r.dtype, r.name)
+        if key not in worst or rank[r.outcome] < rank[worst[key]]:
+            worst[key] = r.outcome
+    for (kind, frontend, dtype, _), outcome in worst.items():
+        board[f"{kind}/{frontend}/{dtype}"]["names"][outcome] += 1
+    return dict(sorted(board.items()))
+
+
+def worst_outcomes(results: Iterable[Result]) -> dict[tuple[str, str, str, str], str]:
+    """{(kind, name, frontend, dtype): the worst outcome of its samples}."""
+    rank = {"failing": 0, "deviating": 1, "refused": 2, "correct": 3, "excluded": 4}
+    worst: dict[tuple[str, str, str, str], str] = {}
+    for r in results:
+        key = (r.kind, r.name, r.frontend, r.dtype)
+        if key not in worst or rank[r.outcome] < rank[worst[key]]:
+            worst[key] = r.outcome
+    return worst
+
+
+def diff(previous: Iterable[Result], current: Iterable[Result]) -> list[str]:
+    """What changed between two runs, per op or module, frontend and dtype: each line names
+    one whose worst outcome differs (an op that stopped translating shows as correct ->
+    refused or failing)."""
+    before, after = worst_outcomes(previous), worst_outcomes(current)
+    return [
+        f"{kind} {name} {frontend} {dtype}: {before.get(k, 'absent')} -> {after.get(k, 'absent')}"
+        for k in sorted(set(before) | set(after))
+        for kind, name, frontend, dtype in [k]
+        if before.get(k) != after.get(k)
+    ]
+
+
+def scoreboard_markdown(board: dict[str, Any]) -> str:
+    lines = [
+        "| kind / frontend / dtype | names: "
+        + " / ".join(OUTCOMES)
+        + " | samples: "
+        + " / ".join(OUTCOMES)
+        + " |",
+        "|---|---|---|",
+    ]
+    for key, cell in board.items():
+        names_ = " / ".join(str(cell["names"][o]) for o in OUTCOMES)
+        samples = " / ".join(str(cell["samples"][o]) for o in OUTCOMES)
+        lines.append(f"| {key} | {names_} | {samples} |")
+    return "\n".join(lines) + "\n"
+
+
+def digest(results: Iterable[Result]) -> str:
+    """A short digest of the outcomes (to notice a changed run)."""
+    text = "\n".join(
+        sorted(f"{r.kind}:{r.name}:{r.dtype}:{r.frontend}:{r.index}:{r.outcome}" for r in results)
+    )
+    return hashlib.sha256(text.encode()).hexdigest()[:16]
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    import argparse
+
+    parser = argparse.ArgumentParser(prog="python -m tvm_conformance.op_corpus")
+    sub = parser.add_subparsers(dest="command", required=True)
+    run = sub.add_parser("run", help="run named ops or modules, or a shard")
+    run.add_argument("kind", choices=("op", "module"))
+    run.add_argument("names", nargs="*")
+    run.add_argument("--shard", help="I/N: shard I of N of every name of the kind")
+    run.add_argument("--all", action="store_true", help="every sample (the tier's subset else)")
+    run.add_argument("--exec-modes", default="bytecode")
+    run.add_argument("--isolated", action="store_true", help="batches in child processes")
+    run.add_argument("--json", default="-", help="where the results go ('-': stdout)")
+    run.add_argument("--scoreboard", help="write the scoreboard (JSON) here")
+    rec = sub.add_parser("record", help="record the failing results of JSON files as deviations")
+    rec.add_argument("results", nargs="+")
+    doc = sub.add_parser("doc", help="write the deviations doc")
+    doc.add_argument("out")
+    board = sub.add_parser("scoreboard", help="merge result JSON files into a scoreboard")
+    board.add_argument("results", nargs="+")
+    board.add_argument("--markdown")
+    board.add_argument("--previous", nargs="*", default=[], help="the previous run's JSON files")
+    args = parser.parse_args(argv)
+    if args.command in ("record", "scoreboard"):
+        results = [Result(**r) for f in args.results for r in json.loads(Path(f).read_text())]
+        if args.command == "scoreboard":
+            merged = scoreboard(results)
+            sys.stdout.write(json.dumps(merged, indent=1) + "\n")
+            if args.markdown:
+                Path(args.markdown).write_text(scoreboard_markdown(merged))
+            if args.previous:
+                old = [Result(**r) for f in args.previous for r in json.loads(Path(f).read_text())]
+                sys.stderr.write("\n".join(diff(old, results)) + "\n")
+            return 0
+        entries = record(results, recorded_deviations())
+        DEVIATIONS_FILE.write_text(json.dumps({"deviations": entries}, indent=1) + "\n")
+        print(f"{len(entries)} deviations in {DEVIATIONS_FILE}")
+        return 0
+    if args.command == "doc":
+        Path(args.out).write_text(deviations_doc(recorded_deviations()))
+        return 0
+    modes = tuple(m for m in args.exec_modes.split(",") if m)
+    if bad := [m for m in modes if m not in EXEC_MODES]:
+        parser.error(f"unknown exec mode(s) {bad}; expected some of {list(EXEC_MODES)}")
+    batch = list(args.names)
+    if args.shard:
+        i, n = (int(x) for x in args.shard.split("/"))
+        batch += shard_names(args.kind, i, n)
+    if not batch:
+        parser.error("name ops or modules, or give --shard")
+    if args.isolated:
+        results = run_isolated(args.kind, batch, tier=not args.all, exec_modes=modes)
+    else:
+        results = run_names(args.kind, batch, tier=not args.all, exec_modes=modes)
+    text = json.dumps([dataclasses.asdict(r) for r in results], indent=0)
+    if args.json == "-":
+        sys.stdout.write(text)
+    else:
+        Path(args.json).write_text(text)
+    if args.scoreboard:
+        Path(args.scoreboard).write_text(json.dumps(scoreboard(results), indent=1))
+    return 0
+
+
+if __name__ == "__main__":
+    # TVM and torch print to stdout; the JSON goes to the real one only.
+    sys.exit(main())
