@@ -852,7 +852,11 @@ def run_isolated(
             sys.executable, "-m", "tvm_conformance.op_corpus", "run", kind, *batch, "--json", out,
             "--exec-modes", ",".join(exec_modes), *([] if tier else ["--all"]),
         ]  # fmt: skip
-        env = {**os.environ, "OP_CORPUS_PROGRESS": progress}
+        # The child imports this package from where this process did (plain pytest puts it on
+        # sys.path from pyproject.toml, which a child does not read).
+        package_root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+        path = os.pathsep.join(p for p in (package_root, os.environ.get("PYTHONPATH", "")) if p)
+        env = {**os.environ, "OP_CORPUS_PROGRESS": progress, "PYTHONPATH": path}
         try:
             proc = subprocess.run(command, capture_output=True, text=True, timeout=timeout, env=env)
         except subprocess.TimeoutExpired:

@@ -26,6 +26,15 @@ CASES = [(kind, i, n) for kind, n in CHUNKS.items() for i in range(n)]
 # --config=op_corpus (.bazelrc) sets TVM_OP_CORPUS=all: every sample in every listed dtype,
 # through every frontend, in both exec modes (outside CI: tens of minutes).
 FULL = os.environ.get("TVM_OP_CORPUS", "") == "all"
+# The tier is out of //... (BUILD.bazel: manual) until every chunk's deviations are recorded;
+# plain pytest of python/tests leaves it out the same way, visibly, unless asked for (Bazel
+# runs it only when named, and then TEST_TARGET is set).
+pytestmark = pytest.mark.skipif(
+    not (FULL or os.environ.get("TEST_TARGET") or os.environ.get("TVM_OP_CORPUS") == "tier"),
+    reason="the op-corpus tier is out of the default suite until every chunk's deviations are "
+    "recorded (docs/op_corpus.md); run it with TVM_OP_CORPUS=tier or by naming "
+    "//python/tests/op_corpus:op_corpus_tier_test",
+)
 
 
 @pytest.mark.parametrize(
