@@ -54,7 +54,8 @@ EXCLUSION_RULES: dict[str, str] = {
     "random": "the result depends on the random generator: OpInfo runs the op through "
     "wrapper_set_seed, or two runs under different torch.manual_seed differ",
     "no_sample": "no sample in a scored dtype (the op lists none of DTYPES for CPU)",
-    "undefined": "the result is uninitialized memory: it differs when PyTorch fills "
+    "undefined": "the result is uninitialized memory: OpInfo skips its own comparisons of "
+    "the op as 'Expected: <op> is not comparable', or the result differs when PyTorch fills "
     "uninitialized memory (torch.utils.deterministic.fill_uninitialized_memory)",
     "not_tensor": "the op returns something other than tensors (a Python scalar, None)",
     "untraceable": "PyTorch cannot capture it (torch.export or torch.fx raises)",
@@ -253,6 +254,27 @@ def _listed_dtypes(supported: Iterable[torch.dtype], dtypes: Sequence[str]) -> l
     return [d for d in dtypes if d in have]
 
 
+_NOT_COMPARABLE = re.compile(r"Expected: \S+ is not comparable")
+
+
+def _marked_not_comparable(op: Any) -> bool:
+    """Whether OpInfo skips a comparison of the op's eager results as not comparable
+    (TestDecomp's skips are about a decomposition, not the op, and do not count)."""
+    import inspect
+
+    for info in op.decorators:
+        if getattr(info, "cls_name", None) == "TestDecomp":
+            continue
+        for decorator in getattr(info, "decorators", [info]):
+            try:
+                reason = inspect.getclosurevars(decorator).nonlocals.get("reason")
+            except TypeError:  # not a plain function (a class decorator): no skip reason
+                continue
+            if isinstance(reason, str) and _NOT_COMPARABLE.fullmatch(reason):
+                return True
+    return False
+
+
 def op_cases(name: str, *, dtypes: Sequence[str] = DTYPES, tier: bool = True) -> list[Case]:
     """The cases of OpInfo op ``name`` (``name.variant``): its CPU samples in each listed
     dtype (the tier's subset, or all)."""
@@ -264,6 +286,10 @@ def op_cases(name: str, *, dtypes: Sequence[str] = DTYPES, tier: bool = True) ->
     # wrapper_set_seed (its own marking: the seed is reset on every call, so two runs agree).
     code = getattr(op.op, "__code__", None)
     seeded = "random" if code is not None and "wrapper_set_seed" in code.co_names else ""
+    # An op returning uninitialized memory (the empty family) is marked by OpInfo itself: it
+    # skips its eager comparisons as not comparable. Measuring it instead is chance: a 1-byte
+    # bool is as likely to hold True, the filled value, as anything else.
+    seeded = seeded or ("undefined" if _marked_not_comparable(op) else "")
     cases = []
     listed = _listed_dtypes(op.supported_dtypes("cpu"), dtypes)
     for dtype in tier_dtypes(name, listed) if tier else listed:
@@ -366,22 +392,27 @@ def exclusion(case: Case) -> str:
     if case.excluded:
         return case.excluded
     assert case.model is not None
+
+    def run(seed: int) -> list[Any]:
+        torch.manual_seed(seed)
+        return _flatten(case.model(*[t.clone() for t in case.inputs]))
+
+    import torch.utils.deterministic as deterministic
+
     with torch.no_grad():
         try:
-            torch.manual_seed(0)
-            first = _flatten(case.model(*[t.clone() for t in case.inputs]))
-            torch.manual_seed(1)
-            second = _flatten(case.model(*[t.clone() for t in case.inputs]))
+            plain = run(0)
         except Exception:  # noqa: BLE001 - PyTorch refuses its own sample (an error input)
             return "untraceable"
-        if not all(isinstance(t, torch.Tensor) for t in first):
+        if not all(isinstance(t, torch.Tensor) for t in plain):
             return "not_tensor"
-        if any(t.is_complex() for t in first):
+        if any(t.is_complex() for t in plain):
             return "complex_output"
-        if not _same(first, second):
-            return "random"
-        import torch.utils.deterministic as deterministic
-
+        # What uninitialized memory holds is chance (a freed buffer of the same size, perhaps
+        # one PyTorch filled with NaN a moment ago), so each question is asked in a way chance
+        # cannot answer: the seeds are compared with uninitialized memory filled (NaN, the
+        # integer maximum), and two plain runs, the second after freed zeros of each output's
+        # size (a buffer malloc is likely to hand back), against the filled one.
         old = (
             torch.are_deterministic_algorithms_enabled(),
             deterministic.fill_uninitialized_memory,
@@ -389,14 +420,22 @@ def exclusion(case: Case) -> str:
         try:
             torch.use_deterministic_algorithms(True, warn_only=True)
             deterministic.fill_uninitialized_memory = True
-            torch.manual_seed(0)
-            filled = _flatten(case.model(*[t.clone() for t in case.inputs]))
-        except Exception:  # noqa: BLE001 - no deterministic kernel: keep the plain result
-            filled = first
+            filled = [run(0), run(1)]
+        except Exception:  # noqa: BLE001 - no deterministic kernel: only the plain runs
+            filled = []
         finally:
             torch.use_deterministic_algorithms(old[0])
             deterministic.fill_uninitialized_memory = old[1]
-        if not _same(first, filled):
+        if filled and not _same(filled[0], filled[1]):
+            return "random"
+        zeros = [torch.zeros_like(t) for t in plain]
+        del zeros
+        after_zeros = run(1)
+        if not _same(plain, after_zeros):
+            # Not random when filled (checked above), so memory; without a deterministic
+            # kernel the two plain runs under two seeds are all there is to compare.
+            return "undefined" if filled else "random"
+        if filled and not _same(plain, filled[0]):
             return "undefined"
     return ""
 
