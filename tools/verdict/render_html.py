@@ -15,6 +15,8 @@ from report_model import (
     diff_lines,
     drift_lines,
     fidelity_value,
+    op_corpus_lines,
+    op_corpus_table,
     overhead_table,
     scoreboard_rows,
     upstream_url,
@@ -154,6 +156,17 @@ def render(report: dict) -> str:
             parts.append("<table><tr><th>skipped cases</th><th>reason</th></tr>")
             parts += [f"<tr><td>{n}</td><td>{e(r)}</td></tr>" for r, n in col["skips"].items()]
             parts.append("</table>")
+        header, rows = op_corpus_table(col)
+        if header:
+            lines = op_corpus_lines(col)
+            parts.append("<details><summary>Op corpus scoreboard</summary><ul>")
+            parts += [f"<li>{e(line)}</li>" for line in lines]
+            parts.append("</ul><table><tr>")
+            parts += [f"<th>{e(h)}</th>" for h in header]
+            parts.append("</tr>")
+            for row in rows:
+                parts.append("<tr>" + "".join(f"<td>{e(c)}</td>" for c in row) + "</tr>")
+            parts.append("</table></details>")
         if col.get("exception_fidelity"):
             parts.append("<details><summary>Exception fidelity</summary><table><tr>")
             parts += [f"<th>{e(h)}</th>" for _, h in FIDELITY_COLUMNS]

@@ -72,6 +72,13 @@ def render(report: dict) -> str:
             out += ["| skipped cases | reason |", "|---|---|"]
             out += [f"| {n} | {_md(reason)} |" for reason, n in col["skips"].items()]
             out.append("")
+        header, rows = model.op_corpus_table(col)
+        if header:
+            out += [f"### Op corpus scoreboard of {col['title']}", ""]
+            out += [f"- {_md(line)}" for line in model.op_corpus_lines(col)]
+            out += ["", "| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
+            out += ["| " + " | ".join(_md(c) for c in row) + " |" for row in rows]
+            out.append("")
         if col.get("exception_fidelity"):
             out += ["Exception fidelity:", ""]
             out += ["| " + " | ".join(h for _, h in model.FIDELITY_COLUMNS) + " |"]

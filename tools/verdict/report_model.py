@@ -23,6 +23,12 @@ FIDELITY_OUTPUT = "exception_fidelity.json"
 # ns per call beside an in-process floor ({"rows": [{"case", "ns", "floor", "floor_ns",
 # "ratio"}]}), written by //benchmarks:overhead_ratio_test.
 OVERHEAD_OUTPUT = "overhead.json"
+# The op corpus tier (//python/tests/op_corpus:op_corpus_tier_test) writes one board per
+# chunk: {"kind", "chunk", "scope", "tvm", "scoreboard": {"kind/frontend/dtype": {"names":
+# {outcome: n}, "samples": {outcome: n}}}, "worst": {"kind name frontend dtype": outcome}}.
+# Chunks hold disjoint names, so their counts add up.
+OP_CORPUS_PREFIX = "op_corpus_board_"
+OP_CORPUS_OUTCOMES = ("correct", "deviating", "failing", "refused", "excluded")
 # Cell statuses, worst first: a cell over several cases shows the worst.
 CELL_ORDER = ("failed", "crashed", "deviation", "skipped", "passed", "not run")
 # A behaviour's summary key per cell status.
@@ -258,6 +264,49 @@ def _output_rows(run: results.Run, name: str) -> list[dict]:
     return rows
 
 
+def op_corpus_board(run: results.Run) -> dict | None:
+    """The run's op-corpus scoreboard, its chunks' boards merged: {"chunks", "scope",
+    "scoreboard", "worst"}; None when no target wrote one."""
+    boards: dict[str, object] = {}
+    for label in sorted(run.targets):
+        boards.update(run.targets[label].output_jsons(OP_CORPUS_PREFIX))
+    merged: dict[str, dict[str, dict[str, int]]] = {}
+    worst: dict[str, str] = {}
+    chunks, scopes = [], set()
+    for name, board in sorted(boards.items()):
+        if not isinstance(board, dict):
+            continue
+        chunks.append(name.removeprefix(OP_CORPUS_PREFIX).removesuffix(".json"))
+        scopes.add(str(board.get("scope", "?")))
+        for key, cell in (board.get("scoreboard") or {}).items():
+            out = merged.setdefault(
+                key, {part: dict.fromkeys(OP_CORPUS_OUTCOMES, 0) for part in ("names", "samples")}
+            )
+            for part in ("names", "samples"):
+                for outcome, n in (cell.get(part) or {}).items():
+                    out[part][outcome] = out[part].get(outcome, 0) + int(n)
+        worst.update({str(k): str(v) for k, v in (board.get("worst") or {}).items()})
+    if not chunks:
+        return None
+    return {
+        "chunks": chunks,
+        "scope": " + ".join(sorted(scopes)),
+        "scoreboard": dict(sorted(merged.items())),
+        "worst": dict(sorted(worst.items())),
+    }
+
+
+def op_corpus_diff(before: dict, after: dict) -> list[str]:
+    """Each op or module, frontend and dtype whose worst outcome changed between two boards,
+    named: `op addmm fx float32: correct -> refused` is an op that stopped translating."""
+    old, new = before.get("worst") or {}, after.get("worst") or {}
+    return [
+        f"{key}: {old.get(key, 'absent')} -> {new.get(key, 'absent')}"
+        for key in sorted(set(old) | set(new))
+        if old.get(key) != new.get(key)
+    ]
+
+
 def diff(before: list[Cell], after: list[Cell], items: list[Behaviour]) -> dict[str, list[str]]:
     """Rows added (ran now, not before), fixed (failed before, hold now), newly failing (did
     not fail before, fail now) and otherwise changed, between two runs of one identity."""
@@ -336,6 +385,8 @@ def build(
                 skips[case.message] += 1
         counts = summary(items, cells)
         before = previous.get(run.source) if previous_runs else None
+        board = op_corpus_board(run)
+        board_before = op_corpus_board(before) if before is not None and board else None
         columns.append(
             {
                 "key": run_identity.identity_key(run),
@@ -376,6 +427,17 @@ def build(
                 "skips": dict(skips.most_common()),
                 "exception_fidelity": _output_rows(run, FIDELITY_OUTPUT),
                 "overhead": _output_rows(run, OVERHEAD_OUTPUT),
+                # The op corpus scoreboard (chunks, scope, per kind/frontend/dtype names and
+                # samples per outcome) and what changed since the previous run of its identity.
+                "op_corpus": (
+                    {k: v for k, v in board.items() if k != "worst"}
+                    | {"names": len(board["worst"])}
+                    if board
+                    else None
+                ),
+                "op_corpus_diff": (
+                    op_corpus_diff(board_before, board) if board and board_before else None
+                ),
                 "summary": counts,
                 "summary_line": summary_line(title, counts["tvm"]),
                 "diff": (
@@ -515,6 +577,43 @@ def overhead_table(report: dict) -> tuple[list[str], list[list[str]]]:
         for (case, floor), by_col in cases.items()
     ]
     return [c["title"] for c in cols], rows
+
+
+def op_corpus_table(col: dict) -> tuple[list[str], list[list[str]]]:
+    """A column's op-corpus scoreboard: the header and a row per kind/frontend/dtype, names
+    and samples as `correct / deviating / failing / refused / excluded`."""
+    board = col.get("op_corpus")
+    if not board:
+        return [], []
+    outcomes = " / ".join(OP_CORPUS_OUTCOMES)
+    header = ["kind / frontend / dtype", f"names: {outcomes}", f"samples: {outcomes}"]
+    rows = [
+        [key]
+        + [
+            " / ".join(str(cell[part].get(o, 0)) for o in OP_CORPUS_OUTCOMES)
+            for part in ("names", "samples")
+        ]
+        for key, cell in board["scoreboard"].items()
+    ]
+    return header, rows
+
+
+def op_corpus_lines(col: dict) -> list[str]:
+    """What the scoreboard covers, then its diff against the previous run of its identity."""
+    board = col.get("op_corpus")
+    if not board:
+        return []
+    lines = [
+        f"Op corpus ({board['scope']}): {board['names']} op/module x frontend x dtype "
+        f"from {len(board['chunks'])} chunk(s): {', '.join(board['chunks'])}"
+    ]
+    changed = col.get("op_corpus_diff")
+    if changed is None:
+        lines.append("No earlier op-corpus board of this identity and config.")
+    else:
+        lines.append(f"Changed since the previous run: {len(changed)}")
+        lines += changed
+    return lines
 
 
 DRIFT_NOTE = "information, not a FAIL: what this wheel changed in TVM's registries"

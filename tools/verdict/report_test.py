@@ -253,3 +253,70 @@ def test_a_users_wheel_shows_its_registry_drift_as_information() -> None:
     assert report_model.drift_lines({"identity": {"registry_drift": failed}}) == [
         "Registry drift against x.json: not taken (exit status 1: boom)"
     ]
+
+
+def _board(chunk: str, worst: dict[str, str]) -> dict[str, str]:
+    """One op-corpus chunk's board (the tier test's undeclared output), counted from `worst`."""
+    scoreboard: dict[str, dict[str, dict[str, int]]] = {}
+    for key, outcome in worst.items():
+        kind, _, frontend, dtype = key.split(" ")
+        cell = scoreboard.setdefault(
+            f"{kind}/{frontend}/{dtype}",
+            {p: dict.fromkeys(report_model.OP_CORPUS_OUTCOMES, 0) for p in ("names", "samples")},
+        )
+        cell["names"][outcome] += 1
+        cell["samples"][outcome] += 2
+    board = {
+        "kind": "op",
+        "chunk": chunk,
+        "scope": "tier",
+        "scoreboard": scoreboard,
+        "worst": worst,
+    }
+    return {f"{report_model.OP_CORPUS_PREFIX}{chunk}.json": json.dumps(board)}
+
+
+def test_op_corpus_scoreboard_merges_chunks_and_names_what_changed(tmp_path: Path) -> None:
+    tests = {"//py:tier_test": junit([case_xml("test_tier_chunk[op-0of2]")])}
+    first = {"op addmm fx float32": "correct", "op mean fx float32": "correct"}
+    second = {"op abs fx float32": "refused", "op abs fx int64": "correct"}
+    archives = []
+    for index, addmm in enumerate(("correct", "refused")):
+        outputs = {
+            **_board("op_0of2", {**first, "op addmm fx float32": addmm}),
+            **_board("op_1of2", second),
+        }
+        archives.append(
+            fake_runs.archive(
+                tmp_path,
+                tests,
+                venv_record=fake_runs.venv_record(),
+                start_ms=1_795_000_000_000 + 100_000 * index,
+                outputs={"//py:tier_test": outputs},
+            )
+        )
+    built = report_model.build(
+        [results.read_run(a) for a in archives], conformance_check.parse_rows(CONFORMANCE), REGISTRY
+    )
+    col = built["columns"][0]
+    assert col["op_corpus"]["chunks"] == ["op_0of2", "op_1of2"]
+    assert col["op_corpus"]["names"] == 4
+    fx32 = col["op_corpus"]["scoreboard"]["op/fx/float32"]
+    assert fx32["names"] == {
+        "correct": 1,
+        "deviating": 0,
+        "failing": 0,
+        "refused": 2,
+        "excluded": 0,
+    }
+    assert fx32["samples"]["refused"] == 4
+    # The op that stopped translating is named.
+    assert col["op_corpus_diff"] == ["op addmm fx float32: correct -> refused"]
+    md = render_md.render(built)
+    assert "| op/fx/float32 | 1 / 0 / 0 / 2 / 0 | 2 / 0 / 0 / 4 / 0 |" in md
+    assert "op addmm fx float32: correct -> refused" in md
+    assert "op addmm fx float32: correct -&gt; refused" in render_html.render(built)
+    # A run without the tier has no board.
+    other = tmp_path / "other"
+    other.mkdir()
+    assert build(other)["columns"][0]["op_corpus"] is None

@@ -127,6 +127,23 @@ class TargetResult:
                 continue
         return None
 
+    def output_jsons(self, prefix: str) -> dict[str, object]:
+        """Every JSON file of the test's undeclared outputs, over all its shards, whose name
+        starts with `prefix`: {name: its JSON}. An unreadable archive or file is left out."""
+        found: dict[str, object] = {}
+        for path in self.outputs_paths:
+            try:
+                with zipfile.ZipFile(path) as archive:
+                    for name in archive.namelist():
+                        if name.startswith(prefix) and name.endswith(".json"):
+                            try:
+                                found[name] = json.loads(archive.read(name).decode("utf-8"))
+                            except ValueError:
+                                continue
+            except (OSError, zipfile.BadZipFile):
+                continue
+        return found
+
     def case(self, case_id: str) -> Case | None:
         """The case a conformance row names (see Case.ids), or None."""
         for case in self.cases:

@@ -53,8 +53,22 @@ def test_tier_chunk(kind: str, shard: int, shards: int) -> None:
         stem = os.path.join(out, f"op_corpus_{kind}_{shard}of{shards}")
         with open(stem + ".json", "w", encoding="utf-8") as f:
             json.dump([dataclasses.asdict(r) for r in results], f)
-        with open(stem + "_scoreboard.json", "w", encoding="utf-8") as f:
-            json.dump(op_corpus.scoreboard(results), f, indent=1)
+        # The chunk's board, which the report merges over chunks and diffs against the
+        # previous run of its identity (tools/verdict/report_model.py, OP_CORPUS_PREFIX).
+        board = {
+            "kind": kind,
+            "chunk": f"{kind}_{shard}of{shards}",
+            "scope": "all" if FULL else "tier",
+            "tvm": op_corpus._tvm_version(),
+            "scoreboard": op_corpus.scoreboard(results),
+            "worst": {" ".join(k): v for k, v in op_corpus.worst_outcomes(results).items()},
+        }
+        with open(
+            os.path.join(out, f"op_corpus_board_{kind}_{shard}of{shards}.json"),
+            "w",
+            encoding="utf-8",
+        ) as f:
+            json.dump(board, f, indent=1)
     assert {r.name for r in results} >= set(batch), "a name of the chunk gave no result"
     failing = [r for r in results if r.outcome == "failing"]
     fixed = op_corpus.fixed(results)
