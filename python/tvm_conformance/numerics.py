@@ -878,12 +878,16 @@ def _rule_avg_pool(p: _Propagator, args, kwargs, result, variances, rounding):  
     x = args[0]
     target = p.current_target
     vx = _expanded(_var(variances, 0), x)
-    if target._overloadpacket.__name__ == "_adaptive_avg_pool2d":
+    name = target._overloadpacket.__name__
+    dims = 3 if name.endswith("3d") else 2
+    if name.startswith("_adaptive"):
         out_size = args[1]
-        count = math.prod(math.ceil(x.shape[-2 + i] / max(out_size[i], 1)) + 1 for i in range(2))
+        count = math.prod(
+            math.ceil(x.shape[-dims + i] / max(out_size[i], 1)) + 1 for i in range(dims)
+        )
     else:
-        kernel = args[1] if isinstance(args[1], (list, tuple)) else [args[1]] * 2
-        count = math.prod(kernel)
+        kernel = list(args[1]) if isinstance(args[1], (list, tuple)) else [args[1]]
+        count = math.prod(kernel * dims if len(kernel) == 1 else kernel)
     mean_of_squares = target(x**2, *args[1:], **kwargs)
     own = _partial_sums(result * count, mean_of_squares * count, count) / count**2
     return target(vx, *args[1:], **kwargs) / count + rounding * (own + result**2)
@@ -908,7 +912,9 @@ _SUM_RULES: dict[str, Callable[..., Any]] = {
     "var_mean": _rule_var_mean,
     "var": _rule_var,
     "avg_pool2d": _rule_avg_pool,
+    "avg_pool3d": _rule_avg_pool,
     "_adaptive_avg_pool2d": _rule_avg_pool,
+    "_adaptive_avg_pool3d": _rule_avg_pool,
     "cumsum": _rule_cumsum,
 }
 
