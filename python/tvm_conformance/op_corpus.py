@@ -229,15 +229,36 @@ def _sample_class(values: Sequence[Any], kwargs: dict[str, Any]) -> str:
 TIER_FRONTENDS: tuple[str, ...] = ("exported_program_undecomposed", "fx", "fx_child")
 
 
-def _tier_subset(samples: list[Any], kwargs_of: Callable[[Any], dict]) -> list[int]:
+def _argument_kind(value: Any) -> str:
+    """How a sample gives an argument: None, an empty list or tuple (PyTorch's spelling of
+    "the default" for sizes and strides: avg_pool2d's ``stride=()``), or a value."""
+    if value is None:
+        return "none"
+    if isinstance(value, (list, tuple)) and not value:
+        return "empty"
+    return "given"
+
+
+def _tier_subset(samples: list[Any], calls_of: Callable[[Any], list[tuple]]) -> list[int]:
     """The fixed float32 subset the //... tier runs: the first sample, and each later one that
-    brings a keyword name not seen yet."""
-    chosen, seen = [], None
-    for i, s in enumerate(samples):
-        keys = set(kwargs_of(s))
-        if seen is None or keys - seen:
+    gives an argument in a way not seen yet: every position and keyword of the signature as
+    PyTorch's samples walk it, omitted, None (or empty) and explicit. ``calls_of(sample)`` is
+    its calls' ``(namespace, args, kwargs)`` (a module's constructor and forward)."""
+    arity: dict[str, int] = {}
+    for sample in samples:
+        for namespace, args, _ in calls_of(sample):
+            arity[namespace] = max(arity.get(namespace, 0), len(args))
+    chosen: list[int] = []
+    seen: set[tuple[str, object, str]] = set()
+    for i, sample in enumerate(samples):
+        kinds = set()
+        for namespace, args, kwargs in calls_of(sample):
+            kinds |= {(namespace, j, _argument_kind(v)) for j, v in enumerate(args)}
+            kinds |= {(namespace, j, "omitted") for j in range(len(args), arity[namespace])}
+            kinds |= {(namespace, k, _argument_kind(v)) for k, v in kwargs.items()}
+        if not chosen or kinds - seen:
             chosen.append(i)
-            seen = keys | (seen or set())
+            seen |= kinds
     return chosen
 
 
@@ -302,7 +323,7 @@ def op_cases(name: str, *, dtypes: Sequence[str] = DTYPES, tier: bool = True) ->
         keep = range(len(samples))
         if tier:
             keep = (
-                _tier_subset(samples, lambda s: s.kwargs)
+                _tier_subset(samples, lambda s: [("", s.args, s.kwargs)])
                 if dtype == "float32"
                 else [0][: len(samples)]
             )
@@ -336,12 +357,13 @@ def module_cases(name: str, *, dtypes: Sequence[str] = DTYPES, tier: bool = True
             )
         )
 
-        def ctor_kwargs(s: Any) -> dict[str, Any]:
-            return {**s.constructor_input.kwargs, **s.forward_input.kwargs}
+        def calls(s: Any) -> list[tuple]:
+            ctor, forward = s.constructor_input, s.forward_input
+            return [("init", ctor.args, ctor.kwargs), ("forward", forward.args, forward.kwargs)]
 
         keep = range(len(samples))
         if tier:
-            keep = _tier_subset(samples, ctor_kwargs) if dtype == "float32" else [0][: len(samples)]
+            keep = _tier_subset(samples, calls) if dtype == "float32" else [0][: len(samples)]
         for i in keep:
             s = samples[i]
             forward = [*s.forward_input.args, *s.forward_input.kwargs.values()]

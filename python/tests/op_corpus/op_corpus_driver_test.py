@@ -13,13 +13,24 @@ from tvm_conformance import op_corpus
 from tvm_conformance.runfiles import rlocation
 
 
-def test_the_tier_takes_every_keyword_name_of_an_ops_float32_samples() -> None:
+def _kinds(calls: list[tuple]) -> set[tuple]:
+    return {
+        (namespace, key, op_corpus._argument_kind(value))
+        for namespace, args, kwargs in calls
+        for key, value in [*enumerate(args), *kwargs.items()]
+    }
+
+
+def test_the_tier_gives_each_argument_every_way_the_samples_do() -> None:
+    # avg_pool2d's samples give its stride explicitly, as () (the default) and omitted.
     op = next(o for o in op_corpus.op_db() if op_corpus.op_name(o) == "nn.functional.avg_pool2d")
     samples = list(op.sample_inputs("cpu", torch.float32))
-    chosen = op_corpus._tier_subset(samples, lambda s: s.kwargs)
-    every = {k for s in samples for k in s.kwargs}
+    calls = [[("", s.args, s.kwargs)] for s in samples]
+    chosen = op_corpus._tier_subset(samples, lambda s: [("", s.args, s.kwargs)])
     assert chosen[0] == 0
-    assert {k for i in chosen for k in samples[i].kwargs} == every
+    assert set().union(*(_kinds(calls[i]) for i in chosen)) == set().union(*map(_kinds, calls))
+    assert {len(samples[i].args) for i in chosen} == {len(s.args) for s in samples}
+    assert ("", 1, "empty") in set().union(*(_kinds(calls[i]) for i in chosen))
 
 
 def test_every_listed_dtype_appears_in_the_tier() -> None:

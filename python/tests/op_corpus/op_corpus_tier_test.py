@@ -1,7 +1,8 @@
 """The //... tier of the op corpus: every OpInfo op and ModuleInfo module of the installed
 torch, a fixed subset of their samples (tvm_conformance.op_corpus: the float32 samples that
-bring a new keyword, one other listed dtype for one name in three), through the tier's
-frontends, each chunk in a child process (TVM may kill it).
+give an argument in a new way, omitted, None or empty, or explicit; one other listed dtype
+for one name in three), through the tier's frontends, each chunk in a child process (TVM may
+kill it).
 
 A chunk fails on a failing case (a wrong value, shape or dtype, an error at build or run
 time, a crash, or an import error that is no refusal) that is no recorded deviation, and on a
