@@ -357,6 +357,9 @@ def module_cases(name: str, *, dtypes: Sequence[str] = DTYPES, tier: bool = True
             )
         )
 
+        def ctor_kwargs(s: Any) -> dict[str, Any]:
+            return {**s.constructor_input.kwargs, **s.forward_input.kwargs}
+
         def calls(s: Any) -> list[tuple]:
             ctor, forward = s.constructor_input, s.forward_input
             return [("init", ctor.args, ctor.kwargs), ("forward", forward.args, forward.kwargs)]
