@@ -62,6 +62,7 @@ EXCLUSION_RULES: dict[str, str] = {
     "no_reference": "the float64 reference cannot be evaluated (the op has no float64 "
     "kernel or its ATen graph cannot be recorded)",
     "complex_output": "a complex output (TVM has no complex dtype)",
+    "sparse_output": "an output in a sparse layout (TVM's tensors are dense)",
     "rule_unbounded": "PyTorch's own result in the case's dtype is outside the tolerance rule "
     "(tvm_conformance.numerics): the rule does not bound this op's rounding yet, so TVM's "
     "result cannot be scored by it",
@@ -437,6 +438,8 @@ def exclusion(case: Case) -> str:
             return "not_tensor"
         if any(t.is_complex() for t in plain):
             return "complex_output"
+        if any(t.layout != torch.strided for t in plain):
+            return "sparse_output"
         # What uninitialized memory holds is chance (a freed buffer of the same size, perhaps
         # one PyTorch filled with NaN a moment ago), so each question is asked in a way chance
         # cannot answer: the seeds are compared with uninitialized memory filled (NaN, the
