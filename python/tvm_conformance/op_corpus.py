@@ -551,8 +551,12 @@ def record(results: Iterable[Result], existing: list[dict[str, Any]]) -> list[di
 
 
 def fixed(results: Iterable[Result]) -> list[str]:
-    """Recorded deviations of this TVM whose case ran and was correct: fixed, to be removed."""
+    """Recorded deviations of this TVM that no result matched while a case of theirs (op or
+    module, sample class, frontend, dtype) ran and was correct: fixed, to be removed. A sample
+    class can hold several samples, some correct: one that still deviates keeps its record."""
     version = _tvm_version()
+    results = list(results)
+    matched = {r.deviation for r in results if r.deviation}
     correct = {
         (r.kind, r.name, r.sample_class, r.frontend, r.dtype)
         for r in results
@@ -562,6 +566,7 @@ def fixed(results: Iterable[Result]) -> list[str]:
         e["id"]
         for e in recorded_deviations()
         if version in e["tvm_versions"]
+        and e["id"] not in matched
         and (e["kind"], e["name"], e["sample_class"], e["frontend"], e["dtype"]) in correct
     ]
 
@@ -1032,6 +1037,20 @@ def diff(previous: Iterable[Result], current: Iterable[Result]) -> list[str]:
         for kind, name, frontend, dtype in [k]
         if before.get(k) != after.get(k)
     ]
+
+
+def headline(lane: str, run: dict[str, Any]) -> str:
+    """The README's sentence of a recorded run (docs/op_corpus_scoreboard.json): its cases
+    per outcome."""
+    samples = dict.fromkeys(OUTCOMES, 0)
+    for cell in run["scoreboard"].values():
+        for outcome, n in cell["samples"].items():
+            samples[outcome] += n
+    counts = ", ".join(f"{samples[o]:,} {o}" for o in OUTCOMES)
+    return (
+        f"TVM {run['tvm']} ({lane} lane), the //... tier: {sum(samples.values()):,} cases "
+        f"(sample x frontend x dtype): {counts}"
+    )
 
 
 def scoreboard_markdown(board: dict[str, Any]) -> str:

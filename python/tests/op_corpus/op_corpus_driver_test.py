@@ -114,6 +114,15 @@ def test_the_scoreboards_in_the_doc_are_the_recorded_runs() -> None:
         assert op_corpus.scoreboard_markdown(run["scoreboard"]) in doc, lane
 
 
+def test_the_readme_states_the_recorded_runs() -> None:
+    with open(rlocation("docs/op_corpus_scoreboard.json"), encoding="utf-8") as f:
+        runs = json.load(f)["runs"]
+    with open(rlocation("README.md"), encoding="utf-8") as f:
+        readme = " ".join(f.read().split())
+    for lane in ("default", "tvm_prev"):
+        assert op_corpus.headline(lane, runs[lane]) in readme, lane
+
+
 def test_a_case_pytorch_itself_breaks_the_rule_for_is_left_out() -> None:
     # PyTorch computes bilinear source coordinates from a scale_factor in float32, which the
     # tolerance rule does not model: its own float32 result is outside the rule there, and
@@ -125,3 +134,21 @@ def test_a_case_pytorch_itself_breaks_the_rule_for_is_left_out() -> None:
         refs = numerics.references(case.model, [t.clone() for t in case.inputs])
         seen[case.sample_class] = op_corpus._pytorch_within_rule(case, refs)
     assert seen == {"r[4]k[size]": True, "r[4]k[scale_factor]": False}
+
+
+def test_a_record_is_fixed_only_when_no_case_of_its_class_still_deviates() -> None:
+    # A sample class (ranks and keywords given) can hold several samples, some correct.
+    dev = next(
+        e
+        for e in op_corpus.recorded_deviations()
+        if op_corpus._tvm_version() in e["tvm_versions"] and e["frontend"] != "*"
+    )
+
+    def result(outcome: str, deviation: str = "") -> op_corpus.Result:
+        return op_corpus.Result(
+            dev["kind"], dev["name"], dev["dtype"], dev["frontend"], 0, dev["sample_class"],
+            outcome, "", deviation,
+        )  # fmt: skip
+
+    assert op_corpus.fixed([result("correct"), result("deviating", dev["id"])]) == []
+    assert dev["id"] in op_corpus.fixed([result("correct")])
