@@ -281,7 +281,7 @@ class PassThrough(grpc.GenericRpcHandler):
         return make(behaviour)
 
 
-def _start(listen: str, upstream: str, workers: int = 32) -> tuple[grpc.Server, int, grpc.Channel]:
+def _start(listen: str, upstream: str, workers: int = 128) -> tuple[grpc.Server, int, grpc.Channel]:
     options = [("grpc.max_receive_message_length", -1), ("grpc.max_send_message_length", -1)]
     channel = grpc.insecure_channel(upstream, options=options)
     server = grpc.server(futures.ThreadPoolExecutor(max_workers=workers), options=options)
@@ -294,7 +294,7 @@ def _start(listen: str, upstream: str, workers: int = 32) -> tuple[grpc.Server, 
     return server, port, channel
 
 
-def serve(listen: str, upstream: str, workers: int = 32) -> tuple[grpc.Server, int]:
+def serve(listen: str, upstream: str, workers: int = 128) -> tuple[grpc.Server, int]:
     """Start the shim on `listen` (host:port, port 0 picks one); return it and its port."""
     server, port, _ = _start(listen, upstream, workers)
     return server, port

@@ -99,24 +99,38 @@ output_base="$(./bazelw info output_base 2>/dev/null)"
 start=$SECONDS
 set +e
 # In the background, waited for: a SIGTERM to this script is handled at once, not after Bazel.
-timeout "$timeout_s" ./bazelw test --config=remote_exec --config=cuda \
-  "--allow-partial=remote execution: a representative set of targets" \
-  --remote_executor="grpc://127.0.0.1:$shim_port" \
-  --execution_log_json_file="$work/execution_log.json" "${targets[@]}" >"$work/bazel.log" 2>&1 &
-pids+=($!)
-wait "${pids[-1]}"
+# remote_test LOG: the invocation, its execution log in $work/LOG.
+remote_test() {
+  timeout "$timeout_s" ./bazelw test --config=remote_exec --config=cuda \
+    "--allow-partial=remote execution: a representative set of targets" \
+    --remote_executor="grpc://127.0.0.1:$shim_port" --verbose_failures \
+    --execution_log_json_file="$work/$1" "${targets[@]}" >"$work/bazel.log" 2>&1 &
+  pids+=($!)
+  wait "${pids[-1]}"
+}
+remote_test execution_log.json
 status=$?
+# Exit 34 is Bazel's remote-transport error (seen: "N errors during bulk transfer" downloading
+# an action's outputs from the executor's CAS, now and then on a loaded 2-core machine), not a
+# test's result: one more invocation, said so; anything else, or 34 twice, fails the check.
+if [[ "$status" -eq 34 ]]; then
+  grep -E "^ERROR: " "$work/bazel.log" >&2 || true
+  echo "check: bazel exit 34 (a remote transfer error): running the invocation once more" >&2
+  remote_test execution_log_retry.json
+  status=$?
+fi
 set -e
-grep -E "^(INFO: [0-9]+ processes|INFO: Elapsed|Test cases|verdict: )" "$work/bazel.log" || true
+grep -E "^(INFO: [0-9]+ processes|INFO: Elapsed|Test cases|verdict: |ERROR: )" "$work/bazel.log" || true
 echo "check: ./bazelw test --config=remote_exec took $((SECONDS - start)) s (exit $status)"
 
 # Every spawn that could run remotely did (test results Bazel kept from earlier runs do not
 # exist here: the clone is fresh).
-python3 - "$work/execution_log.json" <<'PY'
+python3 - "$work"/execution_log*.json <<'PY'
 import json
 import sys
 
-decoder, text, pos, local = json.JSONDecoder(), open(sys.argv[1]).read(), 0, []
+decoder, local = json.JSONDecoder(), []
+text, pos = "".join(open(path).read() for path in sys.argv[1:]), 0
 while pos < len(text):
     while pos < len(text) and text[pos].isspace():
         pos += 1
