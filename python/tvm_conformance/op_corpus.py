@@ -999,18 +999,14 @@ def crash_detail(proc: subprocess.CompletedProcess) -> str:
 def scoreboard(results: Iterable[Result]) -> dict[str, Any]:
     """Per frontend and dtype: samples per outcome, and ops per outcome (an op counts once,
     under its worst sample: failing > deviating > refused > correct > excluded)."""
-    rank = {"failing": 0, "deviating": 1, "refused": 2, "correct": 3, "excluded": 4}
+    results = list(results)
     board: dict[str, Any] = {}
-    worst: dict[tuple[str, str, str, str], str] = {}
     for r in results:
         cell = board.setdefault(f"{r.kind}/{r.frontend}/{r.dtype}", {
             "samples": dict.fromkeys(OUTCOMES, 0), "names": dict.fromkeys(OUTCOMES, 0),
         })  # fmt: skip
         cell["samples"][r.outcome] += 1
-        key = (r.kind, r.frontend, r.dtype, r.name)
-        if key not in worst or rank[r.outcome] < rank[worst[key]]:
-            worst[key] = r.outcome
-    for (kind, frontend, dtype, _), outcome in worst.items():
+    for (kind, _, frontend, dtype), outcome in worst_outcomes(results).items():
         board[f"{kind}/{frontend}/{dtype}"]["names"][outcome] += 1
     return dict(sorted(board.items()))
 
