@@ -296,6 +296,9 @@ def _ordered_matmul(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
 
 def _ordered_sum(x: torch.Tensor, dims: Any, keepdim: bool, like: torch.Tensor) -> torch.Tensor:
     """Sum over k of s_k**2 for a sum of x over ``dims`` (None: all), in index order."""
+    if x.dim() == 0:
+        # A 0-d tensor is a sum of one term (dim 0 and -1 name it too): its partial sum is itself.
+        return x.square().reshape(like.shape)
     dims = list(range(x.dim())) if dims is None else [d % x.dim() for d in _as_list(dims)]
     kept = [d for d in range(x.dim()) if d not in dims]
     moved = x.permute(*kept, *dims).reshape(*[x.shape[d] for d in kept], -1)

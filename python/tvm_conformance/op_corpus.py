@@ -240,23 +240,41 @@ def _argument_kind(value: Any) -> str:
     return "given"
 
 
-def _tier_subset(samples: list[Any], calls_of: Callable[[Any], list[tuple]]) -> list[int]:
+def _rank_class(value: Any) -> int:
+    """0, 1 or 2 (two axes or more): what an argument left at its default can mean for a
+    tensor. A default often means "every axis", which a 0-d or 1-d input cannot tell from
+    "one axis"; -1 for an input that is no tensor."""
+    return min(value.dim(), 2) if isinstance(value, torch.Tensor) else -1
+
+
+def _tier_subset(
+    samples: list[Any],
+    calls_of: Callable[[Any], list[tuple]],
+    input_of: Callable[[Any], Any],
+) -> list[int]:
     """The fixed float32 subset the //... tier runs: the first sample, and each later one that
     gives an argument in a way not seen yet: every position and keyword of the signature as
-    PyTorch's samples walk it, omitted, None (or empty) and explicit. ``calls_of(sample)`` is
-    its calls' ``(namespace, args, kwargs)`` (a module's constructor and forward)."""
+    PyTorch's samples walk it, omitted, None (or empty) and explicit, and each default form
+    (omitted, None, empty) with an input of each rank class (:func:`_rank_class`).
+    ``calls_of(sample)`` is its calls' ``(namespace, args, kwargs)`` (a module's constructor
+    and forward), ``input_of(sample)`` the tensor the op or module works on."""
     arity: dict[str, int] = {}
+    keywords: dict[str, set[str]] = {}
     for sample in samples:
-        for namespace, args, _ in calls_of(sample):
+        for namespace, args, kwargs in calls_of(sample):
             arity[namespace] = max(arity.get(namespace, 0), len(args))
+            keywords.setdefault(namespace, set()).update(kwargs)
     chosen: list[int] = []
-    seen: set[tuple[str, object, str]] = set()
+    seen: set[tuple[object, ...]] = set()
     for i, sample in enumerate(samples):
-        kinds = set()
+        kinds: set[tuple[object, ...]] = set()
         for namespace, args, kwargs in calls_of(sample):
             kinds |= {(namespace, j, _argument_kind(v)) for j, v in enumerate(args)}
             kinds |= {(namespace, j, "omitted") for j in range(len(args), arity[namespace])}
             kinds |= {(namespace, k, _argument_kind(v)) for k, v in kwargs.items()}
+            kinds |= {(namespace, k, "omitted") for k in keywords[namespace] - set(kwargs)}
+        rank = _rank_class(input_of(sample))
+        kinds |= {(*kind, rank) for kind in kinds if kind[2] in ("omitted", "none", "empty")}
         if not chosen or kinds - seen:
             chosen.append(i)
             seen |= kinds
@@ -324,7 +342,7 @@ def op_cases(name: str, *, dtypes: Sequence[str] = DTYPES, tier: bool = True) ->
         keep = range(len(samples))
         if tier:
             keep = (
-                _tier_subset(samples, lambda s: [("", s.args, s.kwargs)])
+                _tier_subset(samples, lambda s: [("", s.args, s.kwargs)], lambda s: s.input)
                 if dtype == "float32"
                 else [0][: len(samples)]
             )
@@ -367,7 +385,11 @@ def module_cases(name: str, *, dtypes: Sequence[str] = DTYPES, tier: bool = True
 
         keep = range(len(samples))
         if tier:
-            keep = _tier_subset(samples, calls) if dtype == "float32" else [0][: len(samples)]
+            keep = (
+                _tier_subset(samples, calls, lambda s: next(iter(s.forward_input.args), None))
+                if dtype == "float32"
+                else [0][: len(samples)]
+            )
         for i in keep:
             s = samples[i]
             forward = [*s.forward_input.args, *s.forward_input.kwargs.values()]

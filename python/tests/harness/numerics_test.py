@@ -362,3 +362,43 @@ def test_half_precision_dtypes_get_their_own_unit_roundoff(dtype: torch.dtype) -
     (ref32,) = numerics.references(model.float(), [x.float()])
     u16 = numerics.unit_roundoff(dtype)
     assert ref.allowed_error().max() > 0.5 * (u16 / 2.0**-24) * ref32.allowed_error().max()
+
+
+# Every ``dim`` form the signatures of sum and mean take for a 0-d input, named for the ids.
+_ZERO_D_DIMS = {
+    "omitted": {},
+    "None": {"dim": None},
+    "0": {"dim": 0},
+    "-1": {"dim": -1},
+    "list-0": {"dim": [0]},
+    "empty-tuple": {"dim": ()},
+}
+_KEEPDIM = {"omitted": {}, "False": {"keepdim": False}, "True": {"keepdim": True}}
+
+
+@pytest.mark.parametrize("op", [torch.sum, torch.mean], ids=["sum", "mean"])
+@pytest.mark.parametrize(
+    ("dims", "keepdim"),
+    # keepdim is accepted only beside dim (PyTorch's signatures of sum and mean).
+    [
+        pytest.param(dims, keep, id=f"dim-{dim_name}-keepdim-{keep_name}")
+        for dim_name, dims in _ZERO_D_DIMS.items()
+        for keep_name, keep in _KEEPDIM.items()
+        if dims or not keep
+    ],
+)
+def test_a_reduction_of_a_0_d_tensor_has_a_reference(op, dims, keepdim) -> None:  # noqa: ANN001
+    """Every ``dim`` form PyTorch's signature takes for a 0-d input (a sum of one term); the
+    op corpus's first sample of ``mean`` and ``sum`` is 0-d."""
+    x = torch.tensor(-1.7)
+
+    def reduce(t: torch.Tensor) -> torch.Tensor:
+        return op(t, **dims, **keepdim)
+
+    (ref,) = numerics.references(reduce, [x])
+    expected = reduce(x.double()).numpy()
+    assert ref.value.shape == expected.shape == ()
+    assert ref.value == expected
+    assert numerics.compare(reduce(x).numpy(), ref).ok
+    wrong = np.asarray(reduce(x).numpy() * np.float32(1 + 1e-3))
+    assert not numerics.compare(wrong, ref).ok

@@ -13,24 +13,51 @@ from tvm_conformance import op_corpus
 from tvm_conformance.runfiles import rlocation
 
 
-def _kinds(calls: list[tuple]) -> set[tuple]:
+def _kinds(calls: list[tuple], keywords: set) -> set[tuple]:
+    """Each argument's form in one sample, a keyword other samples give counted as omitted."""
     return {
         (namespace, key, op_corpus._argument_kind(value))
         for namespace, args, kwargs in calls
         for key, value in [*enumerate(args), *kwargs.items()]
-    }
+    } | {("", key, "omitted") for key in keywords - set(calls[0][2])}
+
+
+def _op_samples(name: str) -> list:
+    op = next(o for o in op_corpus.op_db() if op_corpus.op_name(o) == name)
+    torch.manual_seed(0)
+    return list(op.sample_inputs("cpu", torch.float32))
+
+
+def _op_subset(samples: list) -> list[int]:
+    return op_corpus._tier_subset(samples, lambda s: [("", s.args, s.kwargs)], lambda s: s.input)
 
 
 def test_the_tier_gives_each_argument_every_way_the_samples_do() -> None:
     # avg_pool2d's samples give its stride explicitly, as () (the default) and omitted.
-    op = next(o for o in op_corpus.op_db() if op_corpus.op_name(o) == "nn.functional.avg_pool2d")
-    samples = list(op.sample_inputs("cpu", torch.float32))
+    samples = _op_samples("nn.functional.avg_pool2d")
+    keywords = set().union(*(s.kwargs for s in samples))
     calls = [[("", s.args, s.kwargs)] for s in samples]
-    chosen = op_corpus._tier_subset(samples, lambda s: [("", s.args, s.kwargs)])
+    chosen = _op_subset(samples)
     assert chosen[0] == 0
-    assert set().union(*(_kinds(calls[i]) for i in chosen)) == set().union(*map(_kinds, calls))
+    taken = set().union(*(_kinds(calls[i], keywords) for i in chosen))
+    assert taken == set().union(*(_kinds(c, keywords) for c in calls))
     assert {len(samples[i].args) for i in chosen} == {len(s.args) for s in samples}
-    assert ("", 1, "empty") in set().union(*(_kinds(calls[i]) for i in chosen))
+    assert ("", 1, "empty") in taken
+
+
+@pytest.mark.parametrize("name", ["mean", "sum", "argmax", "amax"])
+def test_the_tier_takes_each_default_with_inputs_of_0_1_and_several_axes(name: str) -> None:
+    """A reduction's ``dim`` left out means every axis: only an input of two axes or more
+    tells that from one axis (the first sample of each is 0-d)."""
+    samples = _op_samples(name)
+    chosen = _op_subset(samples)
+    no_dim = {
+        min(samples[i].input.dim(), 2)
+        for i in chosen
+        if samples[i].kwargs.get("dim") is None and not samples[i].args
+    }
+    every = {min(s.input.dim(), 2) for s in samples if s.kwargs.get("dim") is None and not s.args}
+    assert no_dim == every and 2 in every
 
 
 def test_every_listed_dtype_appears_in_the_tier() -> None:
