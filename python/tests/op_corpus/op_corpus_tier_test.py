@@ -25,7 +25,7 @@ from tvm_conformance import op_corpus
 CHUNKS = {"op": 10, "module": 3}
 CASES = [(kind, i, n) for kind, n in CHUNKS.items() for i in range(n)]
 # --config=op_corpus (.bazelrc) sets TVM_OP_CORPUS=all: every sample in every listed dtype,
-# through every frontend, in both exec modes (outside CI: tens of minutes).
+# through every frontend, in both exec modes (outside CI: hours; docs/op_corpus.md).
 FULL = os.environ.get("TVM_OP_CORPUS", "") == "all"
 # Bazel runs the tier's chunks as shards of //... (BUILD.bazel). Plain pytest of python/tests
 # leaves it out, visibly, unless asked for: its thirteen chunks cost about five CPU minutes, which
