@@ -394,7 +394,7 @@ def verify_model(
         )
     tgt, dev = _resolve_device(target, dev)
 
-    expected = numerics.references(model, [t.clone() for t in inputs])
+    expected = numerics.references(model, [t.clone() for t in inputs], target=tgt)
 
     imported = import_model(model, inputs, frontend=frontend)
     assert_ops_present(imported.mod, expected_op_names)

@@ -178,6 +178,74 @@ _CORRECTLY_ROUNDED = frozenset(
     "add sub rsub mul div true_divide sqrt reciprocal square addcmul addcdiv fma".split()
 )
 
+
+@dataclasses.dataclass(frozen=True)
+class FunctionErrors:
+    """How far the functions a target's code calls are from exact, per ATen op name.
+
+    ``elementary``: (k ulps of the result, c units of u absolute); ``unlisted``: the same for an
+    elementary function the table does not name; ``operations``: ulps of basic arithmetic that
+    is not correctly rounded on the target; ``ulps_per_argument``: ulps added per unit of the
+    first argument's magnitude (CUDA's fast exp). ``in_float32_ulps``: the numbers are float32
+    ulps of a float32 evaluation, so a narrower dtype counts them at its own u plus its final
+    rounding (the llvm table is applied as measured, in the computation's dtype).
+    """
+
+    name: str
+    elementary: dict[str, tuple[float, float]]
+    unlisted: tuple[float, float]
+    operations: dict[str, float] = dataclasses.field(default_factory=dict)
+    ulps_per_argument: dict[str, float] = dataclasses.field(default_factory=dict)
+    in_float32_ulps: bool = False
+
+
+LLVM_FUNCTIONS = FunctionErrors("llvm (measured)", ELEMENTARY_ULPS, _UNMEASURED_ULPS)
+
+# TVM 0.27 compiles CUDA with --use_fast_math (tvm.support.nvcc, NVRTC and nvcc alike), so its
+# float32 code calls the hardware approximations: nvcc turns tanhf into tanh.approx.f32, expf
+# and logf into ex2/lg2.approx, sinf/cosf into sin/cos.approx, x/y into div.approx, sqrtf and
+# rsqrtf into their .approx forms (read from the PTX of `nvcc -arch=sm_90 --use_fast_math`).
+# The bounds are NVIDIA's documented ones for those intrinsics (CUDA C++ Programming Guide,
+# intrinsic functions; prec-div/prec-sqrt=false rows): __tanhf a relative error of 2**-10.987
+# (4133 float32 ulps); __expf 2 + 1.173 |x| ulps; __logf 3 ulps, or 2**-21.41 absolute on
+# [0.5, 2]; __sinf / __cosf 2**-21.41 / 2**-21.19 absolute on [-pi, pi] (NVIDIA gives no bound
+# outside it); x/y 2 ulps; 1/x 1; sqrtf 1; rsqrtf 2. A function with no fast-math intrinsic
+# (erf, pow, sigmoid, tan, the hyperbolics and inverses) keeps a library implementation: it
+# counts at the coarsest of CUDA's documented single-precision bounds among them (4 ulps, tanf
+# and powf) plus sin/cos's absolute 2**-21 (8 u). Not measured on a GPU by this kit yet
+# (tools/numerics_sweep/ulps.py runs on llvm): the H100 run of 2026-11-27 saw
+# GELU(approximate='tanh') off by about 50 float32 ulps of its tanh, which the llvm table
+# (1.5 ulps) refused; its erf GELU, LayerNorm and softmax models passed under llvm's table.
+_CUDA_TANH_ULPS = 2.0**-10.987 / 2.0**-23
+CUDA_FAST_MATH_FUNCTIONS = FunctionErrors(
+    "cuda (--use_fast_math, NVIDIA's documented bounds)",
+    elementary={
+        "tanh": (_CUDA_TANH_ULPS, 0.0),
+        "exp": (2.0, 0.0),
+        "log": (3.0, 2.0**-21.41 / 2.0**-24),
+        "sin": (0.0, 2.0**-21.41 / 2.0**-24),
+        "cos": (0.0, 2.0**-21.19 / 2.0**-24),
+        "rsqrt": (2.0, 0.0),
+    },
+    unlisted=(4.0, 8.0),
+    operations={"div": 2.0, "true_divide": 2.0, "reciprocal": 1.0, "sqrt": 1.0},
+    ulps_per_argument={"exp": 1.173},
+    in_float32_ulps=True,
+)
+
+
+def function_errors(target: Any = None) -> FunctionErrors:
+    """The function errors of ``target`` (a tvm Target, a kind name or a target string; None
+    is llvm): CUDA's fast-math bounds for a cuda target, the measured llvm table otherwise."""
+    kind = getattr(getattr(target, "kind", None), "name", None)
+    if kind is None:
+        text = "" if target is None else str(target)
+        kind = text.split()[0] if text.split() else "llvm"
+        if text.lstrip().startswith("{"):
+            kind = "cuda" if '"cuda"' in text else kind
+    return CUDA_FAST_MATH_FUNCTIONS if kind == "cuda" else LLVM_FUNCTIONS
+
+
 # Ops that move or select values without computing: the variance of their output is the op
 # applied to the variances of their inputs (constants they insert, a pad value, are exact).
 _MOVES = frozenset(
@@ -396,10 +464,16 @@ class _Propagator(torch.fx.Interpreter):
     function of k ulps, and for a sum the squared partial sums (see _partial_sums).
     """
 
-    def __init__(self, module: torch.fx.GraphModule, dtype: torch.dtype) -> None:
+    def __init__(
+        self,
+        module: torch.fx.GraphModule,
+        dtype: torch.dtype,
+        functions: FunctionErrors = LLVM_FUNCTIONS,
+    ) -> None:
         super().__init__(module)
         self.dtype = dtype
         self.u = unit_roundoff(dtype)
+        self.functions = functions
         self.variance: dict[torch.fx.Node, Any] = {}
         self.real_dtype: dict[torch.fx.Node, torch.dtype] = {}
         self.scores: dict[torch.fx.Node, Any] = {}
@@ -665,11 +739,25 @@ class _Propagator(torch.fx.Interpreter):
                 # A zero derivative ignores its input's error, even an infinite one (exp(-inf)).
                 carried = torch.where(tangent == 0, 0.0, tangent**2 * _expanded(var, result))
                 total = total + carried
-        if name in _CORRECTLY_ROUNDED:
-            ulps, floor = 0.5, 0.0
-        else:
-            ulps, floor = ELEMENTARY_ULPS.get(name, _UNMEASURED_ULPS)
+        ulps, floor = self._function_error(name, args)
         return total + rounding * ((2 * ulps * result) ** 2 + floor**2)
+
+    def _function_error(self, name: str, args: tuple[Any, ...]) -> tuple[Any, float]:
+        """(ulps, absolute floor in u) of one evaluation of op ``name`` on the target."""
+        functions = self.functions
+        if name in functions.operations:
+            ulps, floor = functions.operations[name], 0.0
+        elif name in _CORRECTLY_ROUNDED:
+            return 0.5, 0.0
+        else:
+            ulps, floor = functions.elementary.get(name, functions.unlisted)
+        if name in functions.ulps_per_argument and args and isinstance(args[0], torch.Tensor):
+            ulps = ulps + functions.ulps_per_argument[name] * args[0].abs()
+        if functions.in_float32_ulps:
+            scale = UNIT_ROUNDOFF["float32"] / self.u
+            extra = 0.5 if scale < 1 else 0.0
+            ulps, floor = ulps * scale + extra, floor * scale
+        return ulps, floor
 
     def _generic(
         self,
@@ -713,7 +801,7 @@ class _Propagator(torch.fx.Interpreter):
             for i, tangent in enumerate(tangents):
                 if tangent is not None and totals[i] is not None:
                     totals[i] = totals[i] + tangent**2
-        ulps, floor = _UNMEASURED_ULPS
+        ulps, floor = self._function_error("", args)
         final = [
             None if t is None else t + rounding * ((2 * ulps * o) ** 2 + floor**2)
             for t, o in zip(totals, outputs, strict=True)
@@ -928,7 +1016,13 @@ class _Float64Computation:
     it rounds on the way carried with its error variance, through the ATen decompositions of
     composite ops."""
 
-    def __init__(self, fn: Callable[..., Any], inputs: Sequence[Any]) -> None:
+    def __init__(
+        self,
+        fn: Callable[..., Any],
+        inputs: Sequence[Any],
+        functions: FunctionErrors = LLVM_FUNCTIONS,
+    ) -> None:
+        self.functions = functions
         if isinstance(fn, torch.nn.Module):
             # A copy: the mode is kept (a train-mode batch norm reads its batch's statistics).
             original = dict(fn.named_parameters()) | dict(fn.named_buffers())
@@ -986,7 +1080,7 @@ class _Float64Computation:
                     f"the computation cannot be evaluated in float64 op by op (tracing it "
                     f"failed: {type(err).__name__}: {err}); the rule needs its ATen graph"
                 ) from err
-            propagator = _Propagator(graph, self.dtype)
+            propagator = _Propagator(graph, self.dtype, self.functions)
             placeholders = [n for n in graph.graph.nodes if n.op == "placeholder"]
             dtypes = [self._leaf_dtypes.get(k) for k in self._state] + self._input_dtypes
             propagator.leaf_dtypes = {p.name: d for p, d in zip(placeholders, dtypes, strict=False)}
@@ -1019,13 +1113,17 @@ def _flatten_nodes(arg: Any) -> list[Any]:
     return [arg]
 
 
-def references(fn: Callable[..., Any], inputs: Sequence[Any]) -> list[Reference]:
+def references(
+    fn: Callable[..., Any], inputs: Sequence[Any], target: Any = None
+) -> list[Reference]:
     """Evaluate ``fn(*inputs)`` in float64: one Reference per (flattened) output.
 
     ``fn`` is a ``torch.nn.Module`` (its floating parameters and buffers count as data) or a
     callable of torch tensors; ``inputs`` are tensors or arrays, in the computation's dtype.
+    ``target`` (the one the checked code was built for; None is llvm) picks how accurate its
+    elementary functions are (function_errors).
     """
-    computation = _Float64Computation(fn, inputs)
+    computation = _Float64Computation(fn, inputs, function_errors(target))
     with torch.no_grad():
         # The dtypes the checked implementation must produce: the computation's own (a copy
         # runs it: a train-mode module updates its running statistics).

@@ -35,7 +35,7 @@ class _Built:
             by_var[var.name] for var in list(imported.mod["main"].params)[imported.num_inputs :]
         ]
         self.vm = relax.VirtualMachine(relax.build(imported.mod, target, exec_mode="bytecode"), dev)
-        self.refs = numerics.references(model, [x])
+        self.refs = numerics.references(model, [x], target=target)
 
     def run(self, change: dict[str, Callable[[np.ndarray], np.ndarray]]) -> list[np.ndarray]:
         """The outputs with ``change`` applied to the named weights (the reference keeps the
@@ -155,7 +155,7 @@ def test_half_precision_matmul_is_within_the_rule(
     torch_dtype = getattr(torch, dtype)
     ta = torch.randn(16, width, generator=generator).to(torch_dtype)
     tw = (torch.randn(width, 64, generator=generator) / width**0.5).to(torch_dtype)
-    refs = numerics.references(lambda p, q: (p @ q, torch.tanh(p @ q)), [ta, tw])
+    refs = numerics.references(lambda p, q: (p @ q, torch.tanh(p @ q)), [ta, tw], target=target)
     as_numpy = numerics.numpy_dtype(dtype)
 
     def tensor(t: torch.Tensor) -> tvm.runtime.Tensor:
