@@ -262,6 +262,7 @@ def tvm_py_test(
         target_independent = False,
         uses_torch = False,
         target_data = {},
+        shard_count_by_target = {},
         tags = [],
         size = "medium",
         **kwargs):
@@ -290,6 +291,9 @@ def tvm_py_test(
         of every test process), TVM sees it as absent, and a test importing it fails
         naming this attribute (tools/build_defs/pytest_runner.py).
       target_data: {target: [files]}: runtime files of one variant only (its artefacts).
+      shard_count_by_target: {target: n}: that variant's shard_count instead of `shard_count`
+        (a cuda variant whose cases each compile and run on a GPU: the GPU runner runs its
+        shards at once, as Bazel does).
       tags: extra tags.
       size: test size (TVM compiles make most tests medium).
       **kwargs: passed to py_test.
@@ -340,6 +344,9 @@ def tvm_py_test(
     orphans = [] if target_independent else ["--tvm-independent-cases=error"]
     for target in targets:
         settings = _target_settings(target)
+        variant_common = common
+        if target in shard_count_by_target:
+            variant_common = dict(common, shard_count = shard_count_by_target[target])
         variants.append("%s_%s" % (name, target))
         native.py_test(
             name = variants[-1],
@@ -349,7 +356,7 @@ def tvm_py_test(
             tags = tags + settings.tags + ["tvm_" + target],
             target_compatible_with = settings.compatible_with,
             exec_properties = settings.exec_properties,
-            **_with_bundle_visibility(common, settings)
+            **_with_bundle_visibility(variant_common, settings)
         )
     native.test_suite(name = name, tests = [":" + v for v in variants])
 
@@ -442,7 +449,7 @@ TvmTestInfo = provider(
     doc = "How Bazel runs one test target, for running it elsewhere (tvm_test_bundle).",
     fields = {
         "records": "depset of JSON objects: label, kind (py/cc), target, argv (after the " +
-                   "interpreter), env, timeout_s, gpu_runner_config",
+                   "interpreter), env, timeout_s, shard_count, gpu_runner_config",
         "files": "depset of the test's own runfiles (this workspace only: no venv, no toolchain)",
         "tags": "the test's tags (a test_suite's: none), for the suites' tag filters",
     },
@@ -493,6 +500,7 @@ def _test_manifest_aspect_impl(target, ctx):
         argv = argv,
         env = env,
         timeout_s = _TIMEOUTS[rule.attr.timeout] if rule.attr.timeout in _TIMEOUTS else _SIZE_TIMEOUTS[rule.attr.size],
+        shard_count = rule.attr.shard_count if rule.attr.shard_count > 1 else 1,
         gpu_runner_config = struct(
             pytest_args = _REQUIRE_GPU_PYTEST_ARGS if rule.kind == "py_test" else [],
             env = _REQUIRE_GPU_ENV if rule.kind == "cc_test" else {},

@@ -149,6 +149,7 @@ class PlannedTest(NamedTuple):
     env: dict
     timeout_s: float
     googletest: bool = False
+    shards: int = 1  # Bazel's shard_count: that many processes, each its share of the cases
 
 
 # The manifest's `kind` of a cc_test (a googletest binary) and of a py_test (tvm_test_bundle).
@@ -179,7 +180,10 @@ def manifest_tests(manifest: dict, require_gpu: bool) -> list[PlannedTest]:
         else:
             argv = [os.path.join(WORKSPACE, main), *argv]
         timeout_s = int(test.get("timeout_s", DEFAULT_TIMEOUT_S))
-        out.append(PlannedTest(test["label"], argv, env, timeout_s, test["kind"] == CC_KIND))
+        shards = int(test.get("shard_count", 1))
+        out.append(
+            PlannedTest(test["label"], argv, env, timeout_s, test["kind"] == CC_KIND, shards)
+        )
     return out
 
 
@@ -213,6 +217,9 @@ def read_manifest() -> dict:
                 )
         if not test["argv"] or not all(isinstance(a, str) for a in test["argv"]):
             raise BadInput(f"{where}: `argv` must be a non-empty list of strings (rebuild it)")
+        shards = test.get("shard_count", 1)
+        if not isinstance(shards, int) or isinstance(shards, bool) or shards < 1:
+            raise BadInput(f"{where}: `shard_count` must be an integer >= 1, got {shards!r}")
     return manifest
 
 
@@ -238,10 +245,10 @@ def suite_record(manifest: dict) -> tuple[dict | None, list[str]]:
     return record, [f"{bundle} carries {covered} of the suite's {len(whole)} _cuda targets"]
 
 
-def xml_path(out: str, label: str) -> str:
-    """`tests/<pkg>/<name>/test.xml` of a run archive (tools/verdict/results.py)."""
-    package, _, name = label.lstrip("/").partition(":")
-    return os.path.join(out, "tests", *package.split("/"), name, "test.xml")
+def xml_path(out: str, label: str, shard: int = 1, shards: int = 1) -> str:
+    """`tests/<pkg>/<name>/test.xml` of a run archive, `.../shard_S_run_1/test.xml` for each
+    shard of a sharded target (tools/verdict/results.py reads them there)."""
+    return os.path.join(out, results.archived_xml(label, shard, 1, shards))
 
 
 def counts(xml: str) -> dict:
@@ -292,12 +299,15 @@ def run_one(
     out: str,
     cwd: str | None = None,
     googletest: bool = False,
+    shard: int = 1,
+    shards: int = 1,
 ) -> tuple[str, int]:
-    """Run one test as Bazel does (own temp dir, XML_OUTPUT_FILE, its log); (status, ms).
+    """Run one test (or shard `shard` of `shards`) as Bazel does (own temp dir,
+    XML_OUTPUT_FILE, its log, Bazel's TEST_TOTAL_SHARDS / TEST_SHARD_INDEX); (status, ms).
 
     Status is Bazel's: PASSED, FAILED, or TIMEOUT when it ran past `timeout_s` (then its
     whole process group is killed, so a child it started cannot keep it alive)."""
-    xml = xml_path(out, label)
+    xml = xml_path(out, label, shard, shards)
     os.makedirs(os.path.dirname(xml), exist_ok=True)
     run_env = dict(env)
     tmp = os.path.join(os.path.dirname(xml), "tmp")
@@ -312,6 +322,12 @@ def run_one(
         TEST_TARGET=label,
         TEST_TIMEOUT=str(int(timeout_s)),
     )
+    if shards > 1:
+        run_env.update(
+            TEST_TOTAL_SHARDS=str(shards),
+            TEST_SHARD_INDEX=str(shard - 1),
+            TEST_SHARD_STATUS_FILE=os.path.join(os.path.dirname(xml), "shard_status"),
+        )
     if googletest:  # Bazel's test setup points googletest at XML_OUTPUT_FILE
         run_env["GTEST_OUTPUT"] = f"xml:{xml}"
     began = time.time()
@@ -339,6 +355,14 @@ def run_one(
     return status, int((time.time() - began) * 1000)
 
 
+def _target_status(statuses: list[str]) -> str:
+    """A sharded target's status, as Bazel sums its shards: PASSED when every shard passed,
+    else TIMEOUT if one timed out, else FAILED."""
+    if all(s == "PASSED" for s in statuses):
+        return "PASSED"
+    return "TIMEOUT" if "TIMEOUT" in statuses else "FAILED"
+
+
 def run_tests(
     planned: list,
     out: str,
@@ -346,11 +370,16 @@ def run_tests(
     jobs: int,
     report: Callable[[str], object] = print,
     cwd: str | None = None,
+    shard_results: dict | None = None,
 ) -> dict[str, tuple[str, int]]:
-    """Run `planned` (PlannedTest, or its first four fields, each) `jobs` at a time, in `cwd`;
-    {label: (status, ms)}. `report` gets one line per target as it finishes."""
+    """Run `planned` (PlannedTest, or its first four fields, each) `jobs` processes at a time
+    (each shard of a sharded test one), in `cwd`; {label: (status, ms)}, a sharded target's
+    status summed over its shards and its ms their total. `shard_results`, when given, gets
+    {(label, shard): (status, ms)}. `report` gets one line per target as it finishes."""
     done: dict[str, tuple[str, int]] = {}
     tests = [PlannedTest(*test) for test in planned]
+    by_label = {t.label: t for t in tests}
+    finished: dict[str, dict[int, tuple[str, int]]] = {t.label: {} for t in tests}
     with concurrent.futures.ThreadPoolExecutor(max_workers=max(1, jobs)) as pool:
         futures = {
             pool.submit(
@@ -362,20 +391,41 @@ def run_tests(
                 out,
                 cwd,
                 t.googletest,
-            ): t.label
+                shard,
+                t.shards,
+            ): (t.label, shard)
             for t in tests
+            for shard in range(1, t.shards + 1)
         }
         for future in concurrent.futures.as_completed(futures):
-            label = futures[future]
-            status, millis = done[label] = future.result()
-            c = counts(xml_path(out, label))
+            label, shard = futures[future]
+            test = by_label[label]
+            finished[label][shard] = future.result()
+            if shard_results is not None:
+                shard_results[label, shard] = finished[label][shard]
+            if len(finished[label]) < test.shards:
+                continue
+            shard_list = [finished[label][i] for i in range(1, test.shards + 1)]
+            status = _target_status([s for s, _ in shard_list])
+            millis = sum(ms for _, ms in shard_list)
+            done[label] = (status, millis)
+            xmls = [xml_path(out, label, i, test.shards) for i in range(1, test.shards + 1)]
+            c = {
+                k: sum(counts(x)[k] for x in xmls)
+                for k in ("tests", "failed", "skipped", "xfailed")
+            }
+            in_shards = f", {test.shards} shards" if test.shards > 1 else ""
             report(
                 f"  [{len(done)}/{len(planned)}] {status:7} {label}: {c['tests']} cases, "
                 f"{c['failed']} failed, {c['skipped']} skipped, {c['xfailed']} xfailed "
-                f"({millis / 1000:.1f} s)"
+                f"({millis / 1000:.1f} s{in_shards})"
             )
-            if status != "PASSED":
-                log = os.path.join(os.path.dirname(xml_path(out, label)), "test.log")
+            for i, (shard_status, _) in enumerate(shard_list, start=1):
+                if shard_status == "PASSED":
+                    continue
+                log = os.path.join(
+                    os.path.dirname(xml_path(out, label, i, test.shards)), "test.log"
+                )
                 with open(log, encoding="utf-8", errors="replace") as stream:
                     tail = stream.read().splitlines()[-15:]
                 report("\n".join("      " + line for line in tail))
@@ -464,10 +514,16 @@ def config_options(lane: str, require_gpu: bool) -> list[str]:
 
 
 def write_events(
-    out: str, planned: list[PlannedTest], done: dict, start: float, end: float, options: list
+    out: str,
+    planned: list[PlannedTest],
+    done: dict,
+    start: float,
+    end: float,
+    options: list,
+    shard_results: dict | None = None,
 ) -> list[str]:
-    """The archive's build_events.json, targets in the manifest's order; the labels that did
-    not pass."""
+    """The archive's build_events.json, targets in the manifest's order (a testResult per
+    shard of a sharded one, from `shard_results`); the labels that did not pass."""
     events = [
         event_writer.started_event(int(start * 1000)),
         event_writer.command_line_event(options),
@@ -477,11 +533,17 @@ def write_events(
         status, millis = done[test.label]
         if status != "PASSED":
             failed.append(test.label)
-        events.append(
-            event_writer.test_result_event(
-                test.label, status, [("test.xml", xml_path(out, test.label))], millis
+        shards = test.shards if shard_results is not None else 1
+        for shard in range(1, shards + 1):
+            shard_status, shard_ms = (
+                shard_results[test.label, shard] if shards > 1 else (status, millis)
             )
-        )
+            xml = xml_path(out, test.label, shard, shards)
+            events.append(
+                event_writer.test_result_event(
+                    test.label, shard_status, [("test.xml", xml)], shard_ms, shard=shard
+                )
+            )
         events.append(event_writer.test_summary_event(test.label, status))
     events.append(event_writer.build_finished_event(int(end * 1000), 1 if failed else 0))
     event_writer.write_events(os.path.join(out, "build_events.json"), events)
@@ -570,10 +632,11 @@ def _main() -> int:
     stop = run_preflight(args, base_env, tvm_lib, out, require_gpu)
     if stop is not None:
         return stop
-    done = run_tests(planned, out, base_env, args.jobs)
+    shard_results: dict = {}
+    done = run_tests(planned, out, base_env, args.jobs, shard_results=shard_results)
     end = time.time()
     options = config_options(lane, require_gpu)
-    failed = write_events(out, planned, done, start, end, options)
+    failed = write_events(out, planned, done, start, end, options, shard_results)
     record = bundle_record(
         manifest, ident, options, require_gpu, partial, gpu_suite,
         1 if failed else 0, start, end, args.jobs, len(planned),

@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "verdict"))
+import results  # noqa: E402
 import run_bundle  # noqa: E402
 import verdict  # noqa: E402
 
@@ -105,14 +106,17 @@ skip = '<skipped message="no device"/>' if os.environ.get("CASE_OUTCOME") == "sk
 with open(os.environ["XML_OUTPUT_FILE"], "w") as f:
     f.write('<testsuites><testsuite name="pytest" tests="1"><properties>'
             '<property name="tvm_collected" value="1"/><property name="tvm_deselected" value="0"/>'
-            '</properties><testcase classname="x_test" name="test_run[cuda]">'
+            '</properties><testcase classname="x_test" name="test_run'
+            + os.environ.get("TEST_SHARD_INDEX", "") + '[cuda]">'
             '<properties><property name="tvm_target" value="cuda"/></properties>'
             + skip + '</testcase></testsuite></testsuites>')
 """
 
 
-def fake_bundle(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, outcome: str) -> Path:
-    """A bundle directory with one `_cuda` test, the runner pointed at it."""
+def fake_bundle(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, outcome: str, shards: int = 1
+) -> Path:
+    """A bundle directory with one `_cuda` test (`shards` of it), the runner pointed at it."""
     import json
 
     here = tmp_path / "gpu_runner"
@@ -131,6 +135,7 @@ def fake_bundle(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, outcome: str) -
                 "argv": ["pkg/x_test.py"],
                 "env": {"CASE_OUTCOME": outcome},
                 "timeout_s": 60,
+                "shard_count": shards,
                 "gpu_runner_config": None,
             }
         ],
@@ -234,3 +239,54 @@ def test_without_a_required_gpu_the_verdict_is_labelled_partial(
     assert "verdict: PARTIAL: " in capsys.readouterr().out
     monkeypatch.setattr(sys, "argv", [*base, "--allow-partial=smoke", "--out", str(tmp_path / "c")])
     assert run_bundle.main() == 0
+
+
+def test_a_sharded_target_runs_each_shard_and_the_verdict_reads_them_all(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    fake_bundle(tmp_path, monkeypatch, "passed", shards=3)
+    out = tmp_path / "results"
+    monkeypatch.setattr(sys, "argv", ["run.sh", "--skip-preflight", "--out", str(out)])
+    assert run_bundle.main() == 0
+    printed = capsys.readouterr().out
+    assert "PASSED  //pkg:x_test_cuda: 3 cases, 0 failed" in printed and "3 shards" in printed
+    run = results.read_run(str(out))
+    (target,) = run.targets.values()
+    # Each shard got Bazel's TEST_SHARD_INDEX (its case is named by it) and its own file.
+    assert sorted(c.name for c in target.cases) == [f"test_run{i}[cuda]" for i in range(3)]
+    assert len(target.xml_paths) == 3
+
+
+def test_one_failing_shard_fails_its_target(tmp_path: Path) -> None:
+    fails_in_shard_1 = "import os, sys; sys.exit(int(os.environ['TEST_SHARD_INDEX'] == '1'))"
+    shard_results: dict = {}
+    done = run_bundle.run_tests(
+        [run_bundle.PlannedTest("//pkg:s_test", [PY, "-c", fails_in_shard_1], {}, 30, False, 3)],
+        str(tmp_path),
+        {},
+        3,
+        report=lambda line: None,
+        cwd=str(tmp_path),
+        shard_results=shard_results,
+    )
+    assert done["//pkg:s_test"][0] == "FAILED"
+    assert {k: v[0] for k, v in shard_results.items()} == {
+        ("//pkg:s_test", 1): "PASSED",
+        ("//pkg:s_test", 2): "FAILED",
+        ("//pkg:s_test", 3): "PASSED",
+    }
+
+
+@pytest.mark.parametrize("shards", [0, "2", True])
+def test_a_bad_shard_count_is_one_line_and_exit_2(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], shards
+) -> None:  # noqa: ANN001
+    import json
+
+    here = fake_bundle(tmp_path, monkeypatch, "passed")
+    manifest = json.loads((here / "tests.json").read_text())
+    manifest["tests"][0]["shard_count"] = shards
+    (here / "tests.json").write_text(json.dumps(manifest))
+    monkeypatch.setattr(sys, "argv", ["run.sh", "--skip-preflight"])
+    assert run_bundle.main() == 2
+    assert "`shard_count` must be an integer >= 1" in capsys.readouterr().err

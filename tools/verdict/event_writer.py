@@ -52,8 +52,10 @@ def test_result_event(
     run: int = 1,
     cached_locally: bool = False,
     cached_remotely: bool | None = None,
+    shard: int = 1,
 ) -> dict:
-    """A testResult event: `outputs` are (name, path) of the attempt's files (test.xml, ...)."""
+    """A testResult event: `outputs` are (name, path) of the attempt's files (test.xml, ...);
+    `shard` numbers a shard of a sharded target from 1, as Bazel does."""
     result: dict[str, object] = {
         "status": status,
         "testAttemptDurationMillis": str(millis),
@@ -64,7 +66,7 @@ def test_result_event(
     if cached_remotely is not None:
         result["executionInfo"] = {"cachedRemotely": cached_remotely}
     return {
-        "id": {"testResult": {"label": label, "run": run, "shard": 1, "attempt": 1}},
+        "id": {"testResult": {"label": label, "run": run, "shard": shard, "attempt": 1}},
         "testResult": result,
     }
 
