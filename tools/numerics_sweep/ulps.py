@@ -11,6 +11,11 @@ a quarter ulp); ``--check`` fails when a measured value exceeds the constant.
 
     ./bazelw run //tools/numerics_sweep:ulps                # the table
     ./bazelw run //tools/numerics_sweep:ulps -- --check     # fails if numerics' constants are low
+    ./bazelw run //tools/numerics_sweep:ulps -- --variants cuda --check   # on a GPU: CUDA's
+
+``cuda`` measures the code TVM builds for the GPU (``--use_fast_math``) against
+numerics.CUDA_FAST_MATH_FUNCTIONS, NVIDIA's documented bounds, which it holds until measured;
+ulps that grow with the argument (``exp``: per |x|) are taken off before the largest is kept.
 """
 
 from __future__ import annotations
@@ -77,8 +82,13 @@ def measure(variant: str) -> dict[str, float]:
     from tvm import relax
     from tvm.script import relax as R  # noqa: N812
 
-    target = target_of(variant)
-    dev = tvm.cpu(0)
+    if variant == CUDA:
+        target, dev = tvm.target.Target("cuda"), tvm.cuda(0)
+        if not dev.exist:
+            raise SystemExit("ulps: cuda needs a GPU: tvm.cuda(0) does not exist here")
+    else:
+        target, dev = target_of(variant), tvm.cpu(0)
+    slopes = _functions(variant).ulps_per_argument
     result: dict[str, float] = {}
     for name, (reference, arguments) in FUNCTIONS.items():
         x = arguments()
@@ -90,7 +100,7 @@ def measure(variant: str) -> dict[str, float]:
         vm = relax.VirtualMachine(relax.build(bb.get(), target, exec_mode="bytecode"), dev)
         got = vm["main"](tvm.runtime.tensor(x, dev)).numpy().astype(np.float64)
         want = reference(x.astype(np.float64))
-        result[name] = _worst_ulps(got, want)
+        result[name] = _worst_ulps(got, want, slopes.get(name, 0.0) * np.abs(x))
     # power: x ** y over positive bases and moderate exponents.
     base = _grid(1e-3, 100.0, log=True, positive=True)
     exponent = np.resize(np.linspace(-4.0, 4.0, 257, dtype=np.float32), base.shape)
@@ -106,22 +116,35 @@ def measure(variant: str) -> dict[str, float]:
     return result
 
 
-def _worst_ulps(got: np.ndarray, want: np.ndarray) -> list[float]:
+def _worst_ulps(got: np.ndarray, want: np.ndarray, allowed: Any = 0.0) -> list[float]:
     """[k, c]: the error as ``k`` ulps of the float32 result plus ``c`` units of float32's
     u = 2**-24 absolute (some approximations, TVM's tanh near 0, are accurate to an absolute
     amount rather than relative). ``k`` is the largest error in ulps where |result| >= 2**-6;
-    ``c`` the largest remainder anywhere, in units of u."""
+    ``c`` the largest remainder anywhere, in units of u. ``allowed`` (ulps per element: what
+    the table adds for the argument) is taken off each element's ulps first."""
     finite = np.isfinite(want) & (np.abs(want) < np.finfo(np.float32).max)
     if int((~np.isfinite(got[finite])).sum()):
         return [math.inf, math.inf]
+    allowed = np.broadcast_to(np.asarray(allowed, dtype=np.float64), want.shape)[finite]
     got, want = got[finite], want[finite]
     ulp = np.spacing(np.abs(want).astype(np.float32)).astype(np.float64)
     ulp = np.maximum(ulp, np.finfo(np.float32).smallest_subnormal)
-    error = np.abs(got - want)
+    error = np.maximum(np.abs(got - want) - allowed * ulp, 0.0)
     large = np.abs(want) >= 0.5
     k = float(np.max(error[large] / ulp[large])) if large.any() else 0.5
     remainder = np.maximum(error - k * ulp, 0.0) / 2.0**-24
     return [k, float(remainder.max())]
+
+
+# The GPU variant: TVM's cuda target on device 0 (run on a machine with a GPU).
+CUDA = "cuda"
+
+
+def _functions(variant: str) -> Any:
+    """numerics' function errors for ``variant``: CUDA's table for cuda, llvm's otherwise."""
+    from tvm_conformance import numerics
+
+    return numerics.function_errors(CUDA if variant == CUDA else None)
 
 
 def _quarter_up(value: float) -> float:
@@ -141,7 +164,12 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     from sweep import VARIANTS, runnable_variants
 
-    variants, left_out = runnable_variants(args.variants or list(VARIANTS))
+    wanted = args.variants or list(VARIANTS)
+    variants, left_out = runnable_variants([v for v in wanted if v != CUDA])
+    if CUDA in wanted:
+        if len(set(wanted)) > 1:
+            parser.error("cuda is measured alone (its table is not llvm's)")
+        variants = [CUDA]
     for name, why in left_out.items():
         print(f"ulps: variant {name} left out: {why}", file=sys.stderr)
     by_variant: dict[str, dict[str, float]] = {}
@@ -156,20 +184,26 @@ def main(argv: list[str] | None = None) -> int:
             print(f"ulps: variant {variant} failed (exit {proc.returncode})", file=sys.stderr)
             return 1
         by_variant[variant] = json.loads(proc.stdout.strip().splitlines()[-1])
-    from tvm_conformance import numerics
-
+    functions = _functions(variants[0])
     print("| function | " + " | ".join(variants) + " | constant (k ulps, c u) |")
     print("|---|" + "---|" * (len(variants) + 1))
     low = []
     for name in sorted(next(iter(by_variant.values()))):
         k = _quarter_up(max(v[name][0] for v in by_variant.values()))
         c = _quarter_up(max(v[name][1] for v in by_variant.values()))
-        constant = numerics.ELEMENTARY_ULPS.get("pow" if name == "power" else name)
+        op = "pow" if name == "power" else name
+        if op in functions.operations:
+            constant = (functions.operations[op], 0.0)
+        elif op in functions.elementary:
+            constant = functions.elementary[op]
+        else:
+            # llvm: every measured function has its own constant; cuda: the documented fallback.
+            constant = functions.unlisted if variants == [CUDA] else None
         cells = " | ".join(
             f"{by_variant[v][name][0]:.3f}, {by_variant[v][name][1]:.3f}" for v in variants
         )
         print(f"| {name} | {cells} | {constant} (measured {k}, {c}) |")
-        if name == "sqrt":  # IEEE: correctly rounded, counted as such
+        if name == "sqrt" and "sqrt" not in functions.operations:  # IEEE: correctly rounded
             if k > 0.5 or c > 0:
                 low.append(f"sqrt: measured ({k}, {c}), not correctly rounded")
         elif constant is None or k > constant[0] or c > constant[1]:
