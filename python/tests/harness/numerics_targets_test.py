@@ -115,3 +115,10 @@ def test_a_cuda_function_without_a_fast_intrinsic_counts_four_ulps_and_an_absolu
     (ref,) = numerics.references(torch.erf, [x], target="cuda")
     expected = numerics.ROUNDING_FACTOR * 2.0**-24 * np.hypot(2 * 4.0 * np.abs(ref.value), 8.0)
     assert ref.allowed_error() == pytest.approx(expected, rel=1e-9)
+
+
+def test_float64_on_cuda_is_not_counted_at_fast_math_bounds() -> None:
+    x = torch.linspace(-4.0, 4.0, 33, dtype=torch.float64)
+    (cuda_ref,) = numerics.references(torch.tanh, [x], target="cuda")
+    (llvm_ref,) = numerics.references(torch.tanh, [x])
+    np.testing.assert_array_equal(cuda_ref.allowed_error(), llvm_ref.allowed_error())
