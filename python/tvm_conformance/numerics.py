@@ -35,6 +35,7 @@ from __future__ import annotations
 import copy
 import dataclasses
 import functools
+import json
 import math
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
@@ -239,11 +240,13 @@ def function_errors(target: Any = None) -> FunctionErrors:
     """The function errors of ``target`` (a tvm Target, a kind name or a target string; None
     is llvm): CUDA's fast-math bounds for a cuda target, the measured llvm table otherwise."""
     kind = getattr(getattr(target, "kind", None), "name", None)
-    if kind is None:
-        text = "" if target is None else str(target)
-        kind = text.split()[0] if text.split() else "llvm"
-        if text.lstrip().startswith("{"):
-            kind = "cuda" if '"cuda"' in text else kind
+    if kind is None and isinstance(target, str):
+        text = target.strip()
+        # TVM_TEST_TARGETS entries may be JSON objects ({"kind": "cuda", ...}).
+        spec = json.loads(text) if text.startswith("{") else {"kind": (text.split() or [""])[0]}
+        kind = spec.get("kind")
+    elif kind is None and isinstance(target, dict):
+        kind = target.get("kind")
     return CUDA_FAST_MATH_FUNCTIONS if kind == "cuda" else LLVM_FUNCTIONS
 
 

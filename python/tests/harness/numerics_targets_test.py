@@ -45,8 +45,10 @@ def _float32(fn, x: torch.Tensor) -> np.ndarray:  # noqa: ANN001
         ({"kind": "llvm"}, numerics.LLVM_FUNCTIONS),
         ("cuda", numerics.CUDA_FAST_MATH_FUNCTIONS),
         ({"kind": "cuda"}, numerics.CUDA_FAST_MATH_FUNCTIONS),
+        ('{"kind": "cuda", "arch": "sm_90"}', numerics.CUDA_FAST_MATH_FUNCTIONS),
+        ('{"kind": "llvm", "keys": ["cuda"]}', numerics.LLVM_FUNCTIONS),
     ],
-    ids=["none", "llvm-str", "llvm-target", "cuda-str", "cuda-target"],
+    ids=["none", "llvm-str", "llvm-target", "cuda-str", "cuda-target", "cuda-json", "llvm-json"],
 )
 def test_the_target_picks_its_function_errors(given, expected) -> None:  # noqa: ANN001
     # (Not named `target`: the kit's plugin would take these for targets to run on.)
