@@ -239,6 +239,11 @@ class DtypeRefused(DeviationObserved):
     the recorded error naming that dtype."""
 
 
+class KernelOutOfBounds(DeviationObserved):
+    """A kernel indexed outside its tensor's metadata: it returned without writing its output
+    (the sentinel the test filled it with stays), or its process died of SIGSEGV in the call."""
+
+
 class IndicesAsFloatZeros(DeviationObserved):
     """An op's integer indices output came back as floating-point zeros (PyTorch gives the
     int64 positions)."""

@@ -21,33 +21,59 @@ Each case ends in one outcome (:data:`OUTCOMES`):
 Compilation dominates the cost, so the cases of a batch are imported one by one and merged
 into one IRModule (one function each), built once per exec mode; a batch whose build fails is
 split until the failing case is found. ``python -m tvm_conformance.op_corpus`` runs a shard
-and writes its outcomes as JSON; :func:`run_isolated` runs a batch in a child process and
-splits it when TVM kills the process.
+and writes its outcomes as JSON; ``op_corpus_outcomes.run_isolated`` runs a batch in a child
+process and splits it when TVM kills the process (that module holds the outcomes side, which
+needs neither torch nor TVM, re-exported here).
 """
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import functools
 import hashlib
 import json
 import os
 import re
-import subprocess
 import sys
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 import torch
 
+# The outcomes side (results, recorded deviations, scoreboards, child processes) needs neither
+# torch nor TVM; it lives in its own module and is re-exported here.
+from tvm_conformance.op_corpus_outcomes import (  # noqa: F401
+    DEVIATIONS_FILE,
+    EXEC_MODES,
+    OUTCOMES,
+    Result,
+    ShardRun,
+    _tvm_version,
+    behaviour_pattern,
+    crash_detail,
+    deviations_doc,
+    diff,
+    digest,
+    fixed,
+    headline,
+    match_deviation,
+    record,
+    recorded_deviations,
+    run_isolated,
+    run_shard_isolated,
+    scoreboard,
+    scoreboard_markdown,
+    unsafe_record,
+    worst_outcomes,
+)
+
 OP_FRONTENDS: tuple[str, ...] = ("exported_program", "exported_program_undecomposed", "fx")
 MODULE_FRONTENDS: tuple[str, ...] = OP_FRONTENDS + ("fx_child",)
 # The dtypes scored wherever OpInfo / ModuleInfo lists them for CPU.
 DTYPES: tuple[str, ...] = ("float32", "float16", "bfloat16", "int32", "int64", "bool")
-OUTCOMES: tuple[str, ...] = ("correct", "deviating", "failing", "refused", "excluded")
-EXEC_MODES: tuple[str, ...] = ("bytecode", "compiled")
 
 # What leaves a case out, checked on PyTorch alone before TVM sees it.
 EXCLUSION_RULES: dict[str, str] = {
@@ -72,8 +98,6 @@ EXCLUSION_RULES: dict[str, str] = {
 # is not yet supported"), or Python's own NotImplementedError: a refusal.
 _REFUSAL = re.compile(r"[Uu]nsupported|not (yet )?supported|[Nn]ot implemented|NotImplemented")
 
-DEVIATIONS_FILE = Path(__file__).with_name("op_corpus_deviations.json")
-
 
 @dataclasses.dataclass
 class Case:
@@ -96,21 +120,6 @@ class Case:
         return f"{self.kind}:{self.name}:{self.dtype}:{frontend}:{self.index}"
 
 
-@dataclasses.dataclass
-class Result:
-    """The outcome of one case through one frontend."""
-
-    kind: str
-    name: str
-    dtype: str
-    frontend: str
-    index: int
-    sample_class: str
-    outcome: str
-    detail: str = ""
-    deviation: str = ""
-
-
 # --------------------------------------------------------------------------------------------
 # The corpus
 
@@ -127,6 +136,28 @@ def module_db() -> list[Any]:
     from torch.testing._internal.common_modules import module_db as db
 
     return list(db)
+
+
+@contextlib.contextmanager
+def _no_test_lookup() -> Iterator[None]:
+    """PyTorch's sample iterators look for the calling ``unittest`` test (to seed by its name
+    and to track inputs) by ``inspect.stack()``, which reads every frame's source file and
+    scans ``sys.modules`` per frame: two thirds of the samples' cost. No caller here is a
+    ``unittest.TestCase``, so that lookup always finds none: answering none at once gives the
+    same seed (``common_utils.SEED``) and the same samples."""
+    from torch.testing._internal import common_utils
+    from torch.testing._internal.opinfo import core
+
+    # A torch without the lookup (older or newer) keeps whatever it does.
+    patched = [m for m in (common_utils, core) if hasattr(m, "extract_test_fn")]
+    saved = [m.extract_test_fn for m in patched]
+    for module in patched:
+        module.extract_test_fn = lambda: None
+    try:
+        yield
+    finally:
+        for module, fn in zip(patched, saved, strict=True):
+            module.extract_test_fn = fn
 
 
 def op_name(op: Any) -> str:
@@ -338,7 +369,8 @@ def op_cases(name: str, *, dtypes: Sequence[str] = DTYPES, tier: bool = True) ->
     listed = _listed_dtypes(op.supported_dtypes("cpu"), dtypes)
     for dtype in tier_dtypes(name, listed) if tier else listed:
         torch.manual_seed(0)
-        samples = list(op.sample_inputs("cpu", _dtype(dtype), requires_grad=False))
+        with _no_test_lookup():
+            samples = list(op.sample_inputs("cpu", _dtype(dtype), requires_grad=False))
         keep = range(len(samples))
         if tier:
             keep = (
@@ -496,125 +528,6 @@ def exclusion(case: Case) -> str:
 
 # --------------------------------------------------------------------------------------------
 # Deviations recorded as data
-
-
-@functools.cache
-def recorded_deviations() -> list[dict[str, str]]:
-    """The deviations the corpus found, recorded: each binds an op or module, a sample class,
-    a frontend, a dtype, the TVM versions it was seen on and the exact wrong behaviour (a
-    regular expression the whole message must match: the failing stage, exception and text,
-    with only the numbers left open)."""
-    if not DEVIATIONS_FILE.exists():
-        return []
-    return json.loads(DEVIATIONS_FILE.read_text())["deviations"]
-
-
-def _tvm_version() -> str:
-    import tvm
-
-    return tvm.__version__
-
-
-def match_deviation(result: Result) -> str:
-    """The id of the recorded deviation ``result`` (failing) is, or ""."""
-    for dev in recorded_deviations():
-        if (
-            dev["kind"] == result.kind
-            and dev["name"] == result.name
-            and dev["frontend"] in ("*", result.frontend)
-            and dev["dtype"] in ("*", result.dtype)
-            and dev["sample_class"] in ("*", result.sample_class)
-            and _tvm_version() in dev["tvm_versions"]
-            and re.fullmatch(dev["message"], result.detail)
-        ):
-            return dev["id"]
-    return ""
-
-
-def behaviour_pattern(detail: str) -> str:
-    """The regular expression a recorded deviation keeps of a failing result's message: the
-    message itself with every number left open (values and counts vary with the sample's
-    data; the stage, the exception and the wording do not)."""
-    parts = re.split(r"(\d+(?:\.\d+)?(?:e[-+]?\d+)?)", detail)
-    return "".join(re.escape(p) if i % 2 == 0 else r"[-+.e\d]+" for i, p in enumerate(parts))
-
-
-def record(results: Iterable[Result], existing: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """``existing`` with each failing result of ``results`` recorded: an entry of the same
-    case and behaviour gains this TVM version; a new one is added."""
-    version = _tvm_version()
-    entries = [dict(e) for e in existing]
-    for r in results:
-        if r.outcome not in ("failing", "deviating"):
-            continue
-        pattern = behaviour_pattern(r.detail)
-        key = (r.kind, r.name, r.sample_class, r.frontend, r.dtype, pattern)
-        for e in entries:
-            if (
-                e["kind"],
-                e["name"],
-                e["sample_class"],
-                e["frontend"],
-                e["dtype"],
-                e["message"],
-            ) == key:
-                if version not in e["tvm_versions"]:
-                    e["tvm_versions"] = sorted({*e["tvm_versions"], version})
-                break
-        else:
-            stage = r.detail.split(":", 1)[0].split(" ", 1)[0]
-            ident = hashlib.sha256("|".join(key).encode()).hexdigest()[:10]
-            entries.append({
-                "id": f"corpus-{stage}-{ident}", "kind": r.kind, "name": r.name,
-                "sample_class": r.sample_class, "frontend": r.frontend, "dtype": r.dtype,
-                "message": pattern, "seen": r.detail, "tvm_versions": [version],
-            })  # fmt: skip
-    return sorted(entries, key=lambda e: (e["kind"], e["name"], e["frontend"], e["dtype"], e["id"]))
-
-
-def fixed(results: Iterable[Result]) -> list[str]:
-    """Recorded deviations of this TVM that no result matched while a case of theirs (op or
-    module, sample class, frontend, dtype) ran and was correct: fixed, to be removed. A sample
-    class can hold several samples, some correct: one that still deviates keeps its record."""
-    version = _tvm_version()
-    results = list(results)
-    matched = {r.deviation for r in results if r.deviation}
-    correct = {
-        (r.kind, r.name, r.sample_class, r.frontend, r.dtype)
-        for r in results
-        if r.outcome == "correct"
-    }
-    return [
-        e["id"]
-        for e in recorded_deviations()
-        if version in e["tvm_versions"]
-        and e["id"] not in matched
-        and (e["kind"], e["name"], e["sample_class"], e["frontend"], e["dtype"]) in correct
-    ]
-
-
-def deviations_doc(entries: Sequence[dict[str, Any]]) -> str:
-    """docs/op_corpus_deviations.md, generated from the recorded deviations."""
-    lines = [
-        "# Deviations found by the op corpus",
-        "",
-        "Generated by `python -m tvm_conformance.op_corpus doc` from",
-        "`python/tvm_conformance/op_corpus_deviations.json`; do not edit. Each row is one op or",
-        "module, sample class, frontend and dtype where TVM's result or error differs from",
-        "PyTorch's, with the message seen (the record keeps it with its numbers left open).",
-        "",
-        f"{len(entries)} recorded.",
-        "",
-        "| id | kind | name | sample class | frontend | dtype | TVM | seen |",
-        "|---|---|---|---|---|---|---|---|",
-    ]
-    for e in entries:
-        seen = e["seen"].replace("|", "\\|").replace("\n", " ")[:160]
-        lines.append(
-            f"| {e['id']} | {e['kind']} | `{e['name']}` | `{e['sample_class']}` | "
-            f"{e['frontend']} | {e['dtype']} | {', '.join(e['tvm_versions'])} | {seen} |"
-        )
-    return "\n".join(lines) + "\n"
 
 
 # --------------------------------------------------------------------------------------------
@@ -783,8 +696,12 @@ def run_cases(
                 case.kind, case.name, case.dtype, frontend, case.index, case.sample_class, ""
             )
             results.append(result)
+            unsafe = unsafe_record(case.kind, case.name, case.sample_class, frontend, case.dtype)
             if reason:
                 result.outcome, result.detail = "excluded", reason
+            elif unsafe:
+                result.outcome, result.deviation = "deviating", unsafe["id"]
+                result.detail = f"not run: {unsafe['unsafe']} (pinned by {unsafe['pinned_by']})"
             else:
                 ready.setdefault(frontend, []).append((case, refs, result))
 
@@ -943,158 +860,6 @@ def run_names(
     ]
 
 
-def run_isolated(
-    kind: str,
-    batch: Sequence[str],
-    *,
-    tier: bool = True,
-    exec_modes: Sequence[str] = ("bytecode",),
-    timeout: float = 600.0,
-) -> list[Result]:
-    """:func:`run_names` in a child process; where TVM kills it, the batch is split and the
-    name that kills it alone is one failing result (``crash``)."""
-    import tempfile
-
-    # A name recorded as killing the process runs alone: the batch stays whole (each split
-    # costs a child process's start, torch and TVM imported anew).
-    crashers = {
-        e["name"]
-        for e in recorded_deviations()
-        if e["kind"] == kind
-        and e["message"].startswith("crash")
-        and _tvm_version() in e["tvm_versions"]
-    }
-    alone = [n for n in batch if n in crashers]
-    if alone and len(batch) > 1:
-        rest = [n for n in batch if n not in crashers]
-        return [
-            r
-            for part in ([rest] if rest else []) + [[n] for n in alone]
-            for r in run_isolated(kind, part, tier=tier, exec_modes=exec_modes, timeout=timeout)
-        ]
-    with tempfile.TemporaryDirectory() as tmp:
-        out, progress = os.path.join(tmp, "results.json"), os.path.join(tmp, "progress")
-        command = [
-            sys.executable, "-m", "tvm_conformance.op_corpus", "run", kind, *batch, "--json", out,
-            "--exec-modes", ",".join(exec_modes), *([] if tier else ["--all"]),
-        ]  # fmt: skip
-        # The child imports this package from where this process did (plain pytest puts it on
-        # sys.path from pyproject.toml, which a child does not read).
-        package_root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-        path = os.pathsep.join(p for p in (package_root, os.environ.get("PYTHONPATH", "")) if p)
-        env = {**os.environ, "OP_CORPUS_PROGRESS": progress, "PYTHONPATH": path}
-        try:
-            proc = subprocess.run(command, capture_output=True, text=True, timeout=timeout, env=env)
-        except subprocess.TimeoutExpired:
-            proc = subprocess.CompletedProcess(command, -9, "", f"timed out after {timeout} s")
-        if proc.returncode == 0:
-            return [Result(**r) for r in json.loads(Path(out).read_text())]
-        step = Path(progress).read_text() if os.path.exists(progress) else ""
-    culprit = step.removeprefix("case ") if step.startswith("case ") else ""
-    if len(batch) > 1 and culprit in batch:
-        # One case's step: that name alone, the rest again without it.
-        rest = [n for n in batch if n != culprit]
-        return run_isolated(kind, [culprit], tier=tier, exec_modes=exec_modes, timeout=timeout) + (
-            run_isolated(kind, rest, tier=tier, exec_modes=exec_modes, timeout=timeout)
-        )
-    if len(batch) > 1:
-        half = len(batch) // 2
-        return run_isolated(
-            kind, batch[:half], tier=tier, exec_modes=exec_modes, timeout=timeout
-        ) + run_isolated(kind, batch[half:], tier=tier, exec_modes=exec_modes, timeout=timeout)
-    return [Result(kind, batch[0], "*", "*", -1, "*", "failing", crash_detail(proc))]
-
-
-def crash_detail(proc: subprocess.CompletedProcess) -> str:
-    """How a child running one name ended: the signal that killed it, or its exit status and
-    last error line (a Python error the driver let through)."""
-    if "timed out after" in proc.stderr:
-        return "crash: " + proc.stderr.strip()
-    if proc.returncode < 0:
-        import signal
-
-        return f"crash: killed by {signal.Signals(-proc.returncode).name}"
-    tail = (proc.stderr.strip().splitlines() or [""])[-1][-200:]
-    return f"crash: exit {proc.returncode}: {tail}"
-
-
-def scoreboard(results: Iterable[Result]) -> dict[str, Any]:
-    """Per frontend and dtype: samples per outcome, and ops per outcome (an op counts once,
-    under its worst sample: failing > deviating > refused > correct > excluded)."""
-    results = list(results)
-    board: dict[str, Any] = {}
-    for r in results:
-        cell = board.setdefault(f"{r.kind}/{r.frontend}/{r.dtype}", {
-            "samples": dict.fromkeys(OUTCOMES, 0), "names": dict.fromkeys(OUTCOMES, 0),
-        })  # fmt: skip
-        cell["samples"][r.outcome] += 1
-    for (kind, _, frontend, dtype), outcome in worst_outcomes(results).items():
-        board[f"{kind}/{frontend}/{dtype}"]["names"][outcome] += 1
-    return dict(sorted(board.items()))
-
-
-def worst_outcomes(results: Iterable[Result]) -> dict[tuple[str, str, str, str], str]:
-    """{(kind, name, frontend, dtype): the worst outcome of its samples}."""
-    rank = {"failing": 0, "deviating": 1, "refused": 2, "correct": 3, "excluded": 4}
-    worst: dict[tuple[str, str, str, str], str] = {}
-    for r in results:
-        key = (r.kind, r.name, r.frontend, r.dtype)
-        if key not in worst or rank[r.outcome] < rank[worst[key]]:
-            worst[key] = r.outcome
-    return worst
-
-
-def diff(previous: Iterable[Result], current: Iterable[Result]) -> list[str]:
-    """What changed between two runs, per op or module, frontend and dtype: each line names
-    one whose worst outcome differs (an op that stopped translating shows as correct ->
-    refused or failing)."""
-    before, after = worst_outcomes(previous), worst_outcomes(current)
-    return [
-        f"{kind} {name} {frontend} {dtype}: {before.get(k, 'absent')} -> {after.get(k, 'absent')}"
-        for k in sorted(set(before) | set(after))
-        for kind, name, frontend, dtype in [k]
-        if before.get(k) != after.get(k)
-    ]
-
-
-def headline(lane: str, run: dict[str, Any]) -> str:
-    """The README's sentence of a recorded run (docs/op_corpus_scoreboard.json): its cases
-    per outcome."""
-    samples = dict.fromkeys(OUTCOMES, 0)
-    for cell in run["scoreboard"].values():
-        for outcome, n in cell["samples"].items():
-            samples[outcome] += n
-    counts = ", ".join(f"{samples[o]:,} {o}" for o in OUTCOMES)
-    return (
-        f"TVM {run['tvm']} ({lane} lane), the //... tier: {sum(samples.values()):,} cases "
-        f"(sample x frontend x dtype): {counts}"
-    )
-
-
-def scoreboard_markdown(board: dict[str, Any]) -> str:
-    lines = [
-        "| kind / frontend / dtype | names: "
-        + " / ".join(OUTCOMES)
-        + " | samples: "
-        + " / ".join(OUTCOMES)
-        + " |",
-        "|---|---|---|",
-    ]
-    for key, cell in board.items():
-        names_ = " / ".join(str(cell["names"][o]) for o in OUTCOMES)
-        samples = " / ".join(str(cell["samples"][o]) for o in OUTCOMES)
-        lines.append(f"| {key} | {names_} | {samples} |")
-    return "\n".join(lines) + "\n"
-
-
-def digest(results: Iterable[Result]) -> str:
-    """A short digest of the outcomes (to notice a changed run)."""
-    text = "\n".join(
-        sorted(f"{r.kind}:{r.name}:{r.dtype}:{r.frontend}:{r.index}:{r.outcome}" for r in results)
-    )
-    return hashlib.sha256(text.encode()).hexdigest()[:16]
-
-
 def main(argv: Sequence[str] | None = None) -> int:
     import argparse
 
@@ -1109,6 +874,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     run.add_argument("--isolated", action="store_true", help="batches in child processes")
     run.add_argument("--json", default="-", help="where the results go ('-': stdout)")
     run.add_argument("--scoreboard", help="write the scoreboard (JSON) here")
+    run.add_argument("--meta", help="write the names run and the TVM version (JSON) here")
     rec = sub.add_parser("record", help="record the failing results of JSON files as deviations")
     rec.add_argument("results", nargs="+")
     doc = sub.add_parser("doc", help="write the deviations doc")
@@ -1156,6 +922,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         Path(args.json).write_text(text)
     if args.scoreboard:
         Path(args.scoreboard).write_text(json.dumps(scoreboard(results), indent=1))
+    if args.meta:
+        Path(args.meta).write_text(json.dumps({"names": batch, "tvm": _tvm_version()}))
     return 0
 
 

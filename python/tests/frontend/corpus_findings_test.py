@@ -1,7 +1,7 @@
 """What PyTorch's own test corpus (tvm_conformance.op_corpus) showed in TVM's PyTorch
 frontends as a new user meets them, each pinned to its exact wrong behaviour: float64 models,
-PReLU under from_fx, MaxPool2d's indices. The corpus records its many smaller findings as data
-(op_corpus_deviations.json); these four stand in the registry."""
+PReLU under from_fx, MaxPool2d's indices, argsort's unwritten 0-d output. The corpus records its
+many smaller findings as data (op_corpus_deviations.json); these five stand in the registry."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ import tvm
 from tvm import relax
 from tvm.relax.frontend.torch import from_exported_program, from_fx
 
-from tvm_conformance import deviations, numerics, observed
+from tvm_conformance import crash_isolation, deviations, numerics, observed
 from tvm_conformance.model_import import seed_parameters
 
 # Layers whose translators fix out_dtype="float32" (TVM 0.27), with an input for each.
@@ -88,3 +88,47 @@ def test_maxpool2d_indices_through_exported_program(target: str, dev: tvm.runtim
     if indices.dtype == np.float32 and not indices.any() and expected.any():
         raise observed.IndicesAsFloatZeros(f"indices {indices.dtype} zeros, expected {expected}")
     numerics.check_outputs([indices], refs[1:], where="indices")
+
+
+class _Argsort(torch.nn.Module):
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return torch.argsort(x)
+
+
+# Not an index argsort can return: it stays in a buffer the kernel does not write.
+_SENTINEL = -7
+# The kernel call, in a child: it reads outside the tensor's shape, which can kill the process.
+_KERNEL_CALL = f"""
+crash_step("import tvm")
+import os
+import numpy as np
+import tvm
+out = tvm.runtime.tensor(np.array({_SENTINEL}, dtype="int64"))
+x = tvm.runtime.tensor(np.array(1.0, dtype="float32"))
+argsort = tvm.get_global_func("tvm.contrib.sort.argsort")
+reproducing_call()
+argsort(x, out, -1, True)
+print("output", int(out.numpy()), flush=True)
+os._exit(0)  # memory it wrote outside its tensors must not fail the interpreter's exit
+"""
+
+
+@deviations.xfail("relax-argsort-0d-axis-out-of-bounds")
+def test_argsort_of_a_0d_tensor_writes_its_output() -> None:
+    # OpInfo's 0-d argsort sample, imported as the op corpus does: on llvm, Relax's argsort
+    # becomes a call of tvm.contrib.sort.argsort with axis -1.
+    x = torch.tensor(1.0)
+    mod = from_exported_program(torch.export.export(_Argsort(), (x,)), run_ep_decomposition=False)
+    with tvm.target.Target("llvm"):
+        lowered = relax.backend.DispatchSortScan()(mod)
+    assert '"tvm.contrib.sort.argsort"' in lowered.script(), "llvm's argsort changed its kernel"
+    # The model's answer is whatever its output buffer held; the kernel's own output, filled
+    # with a sentinel first, shows whether it writes it.
+    outcome = crash_isolation.run_isolated(_KERNEL_CALL)
+    if outcome.signal_name == "SIGSEGV" and outcome.reached_call:
+        raise observed.KernelOutOfBounds("the process died of SIGSEGV in argsort's call")
+    assert outcome.returncode == 0, (outcome.returncode, outcome.last_step, outcome.stderr[-500:])
+    (line,) = [x for x in outcome.stdout.splitlines() if x.startswith("output ")]
+    if line == f"output {_SENTINEL}":
+        raise observed.KernelOutOfBounds(f"argsort left its 0-d output at the sentinel {_SENTINEL}")
+    assert line == "output 0"

@@ -5,6 +5,9 @@ from __future__ import annotations
 
 import collections
 import json
+import os
+import subprocess
+import sys
 
 import pytest
 import torch
@@ -168,7 +171,9 @@ def test_a_record_is_fixed_only_when_no_case_of_its_class_still_deviates() -> No
     dev = next(
         e
         for e in op_corpus.recorded_deviations()
-        if op_corpus._tvm_version() in e["tvm_versions"] and e["frontend"] != "*"
+        if op_corpus._tvm_version() in e["tvm_versions"]
+        and e["frontend"] != "*"
+        and not e.get("unsafe")
     )
 
     def result(outcome: str, deviation: str = "") -> op_corpus.Result:
@@ -179,3 +184,44 @@ def test_a_record_is_fixed_only_when_no_case_of_its_class_still_deviates() -> No
 
     assert op_corpus.fixed([result("correct"), result("deviating", dev["id"])]) == []
     assert dev["id"] in op_corpus.fixed([result("correct")])
+
+
+def test_an_unsafe_record_is_not_run_and_names_its_pin() -> None:
+    # A case where TVM corrupts memory (argsort of a 0-d tensor) is not run in a shared process:
+    # it counts as its record, which names the registry deviation that runs it alone.
+    from tvm_conformance import deviation_registry
+
+    unsafe = [e for e in op_corpus.recorded_deviations() if e.get("unsafe")]
+    assert unsafe, "no record carries 'unsafe' (the argsort 0-d records did)"
+    for e in unsafe:
+        assert e["pinned_by"] in deviation_registry.by_id(), e["id"]
+        assert e["id"] not in op_corpus.fixed([
+            op_corpus.Result(e["kind"], e["name"], e["dtype"], e["frontend"], 0,
+                             e["sample_class"], "correct")
+        ], e["tvm_versions"][0])  # fmt: skip
+    version = op_corpus._tvm_version()
+    mine = [e for e in unsafe if version in e["tvm_versions"] and e["kind"] == "op"]
+    assert mine, f"no unsafe op record for TVM {version}"
+    e = mine[0]
+    cases = [
+        c
+        for c in op_corpus.op_cases(e["name"], dtypes=(e["dtype"],))
+        if c.sample_class == e["sample_class"]
+    ]
+    assert cases, e["id"]
+    results = op_corpus.run_cases(cases[:1], [e["frontend"]])
+    assert [(r.outcome, r.deviation) for r in results] == [("deviating", e["id"])]
+    assert results[0].detail.startswith("not run: ")
+
+
+def test_a_shard_process_imports_neither_torch_nor_tvm() -> None:
+    # The tier's test process holds only the outcomes side; its chunk's child imports the rest.
+    code = (
+        "import sys; from tvm_conformance import op_corpus_outcomes; "
+        "print(sorted(m for m in ('torch', 'tvm', 'numpy') if m in sys.modules))"
+    )
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)}
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, env=env, check=True
+    ).stdout
+    assert out.strip() == "[]", out

@@ -1,0 +1,407 @@
+"""The op corpus's outcomes, without torch or TVM: its results, its recorded deviations, its
+scoreboards, and the child processes that run it (:mod:`tvm_conformance.op_corpus` runs the
+cases). A shard's test process imports this alone: torch, TVM and PyTorch's corpus cost
+seconds, and the child that runs the shard imports them anyway."""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+import hashlib
+import json
+import os
+import re
+import subprocess
+import sys
+from collections.abc import Iterable, Sequence
+from pathlib import Path
+from typing import Any
+
+OUTCOMES: tuple[str, ...] = ("correct", "deviating", "failing", "refused", "excluded")
+EXEC_MODES: tuple[str, ...] = ("bytecode", "compiled")
+DEVIATIONS_FILE = Path(__file__).with_name("op_corpus_deviations.json")
+
+
+@dataclasses.dataclass
+class Result:
+    """The outcome of one case through one frontend."""
+
+    kind: str
+    name: str
+    dtype: str
+    frontend: str
+    index: int
+    sample_class: str
+    outcome: str
+    detail: str = ""
+    deviation: str = ""
+
+
+@functools.cache
+def recorded_deviations() -> list[dict[str, str]]:
+    """The deviations the corpus found, recorded: each binds an op or module, a sample class,
+    a frontend, a dtype, the TVM versions it was seen on and the exact wrong behaviour (a
+    regular expression the whole message must match: the failing stage, exception and text,
+    with only the numbers left open)."""
+    if not DEVIATIONS_FILE.exists():
+        return []
+    return json.loads(DEVIATIONS_FILE.read_text())["deviations"]
+
+
+def _tvm_version() -> str:
+    import tvm
+
+    return tvm.__version__
+
+
+def match_deviation(result: Result) -> str:
+    """The id of the recorded deviation ``result`` (failing) is, or ""."""
+    for dev in recorded_deviations():
+        if (
+            dev["kind"] == result.kind
+            and dev["name"] == result.name
+            and dev["frontend"] in ("*", result.frontend)
+            and dev["dtype"] in ("*", result.dtype)
+            and dev["sample_class"] in ("*", result.sample_class)
+            and _tvm_version() in dev["tvm_versions"]
+            and re.fullmatch(dev["message"], result.detail)
+        ):
+            return dev["id"]
+    return ""
+
+
+def unsafe_record(kind: str, name: str, sample_class: str, frontend: str, dtype: str) -> dict:
+    """The recorded deviation of this case that is unsafe to run in a shared process (TVM
+    corrupts memory there: "unsafe" says how), or {}. Such a case is not run; it counts as
+    that deviation, and the registry deviation the record names ("pinned_by") runs it in a
+    child process of its own, where a fix shows."""
+    for dev in recorded_deviations():
+        if (
+            dev.get("unsafe")
+            and (dev["kind"], dev["name"], dev["sample_class"]) == (kind, name, sample_class)
+            and dev["frontend"] in ("*", frontend)
+            and dev["dtype"] in ("*", dtype)
+            and _tvm_version() in dev["tvm_versions"]
+        ):
+            return dev
+    return {}
+
+
+def behaviour_pattern(detail: str) -> str:
+    """The regular expression a recorded deviation keeps of a failing result's message: the
+    message itself with every number left open (values and counts vary with the sample's
+    data; the stage, the exception and the wording do not)."""
+    parts = re.split(r"(\d+(?:\.\d+)?(?:e[-+]?\d+)?)", detail)
+    return "".join(re.escape(p) if i % 2 == 0 else r"[-+.e\d]+" for i, p in enumerate(parts))
+
+
+def record(results: Iterable[Result], existing: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """``existing`` with each failing result of ``results`` recorded: an entry of the same
+    case and behaviour gains this TVM version; a new one is added."""
+    version = _tvm_version()
+    entries = [dict(e) for e in existing]
+    for r in results:
+        if r.outcome not in ("failing", "deviating"):
+            continue
+        pattern = behaviour_pattern(r.detail)
+        key = (r.kind, r.name, r.sample_class, r.frontend, r.dtype, pattern)
+        for e in entries:
+            if (
+                e["kind"],
+                e["name"],
+                e["sample_class"],
+                e["frontend"],
+                e["dtype"],
+                e["message"],
+            ) == key:
+                if version not in e["tvm_versions"]:
+                    e["tvm_versions"] = sorted({*e["tvm_versions"], version})
+                break
+        else:
+            stage = r.detail.split(":", 1)[0].split(" ", 1)[0]
+            ident = hashlib.sha256("|".join(key).encode()).hexdigest()[:10]
+            entries.append({
+                "id": f"corpus-{stage}-{ident}", "kind": r.kind, "name": r.name,
+                "sample_class": r.sample_class, "frontend": r.frontend, "dtype": r.dtype,
+                "message": pattern, "seen": r.detail, "tvm_versions": [version],
+            })  # fmt: skip
+    return sorted(entries, key=lambda e: (e["kind"], e["name"], e["frontend"], e["dtype"], e["id"]))
+
+
+def fixed(results: Iterable[Result], version: str | None = None) -> list[str]:
+    """Recorded deviations of TVM ``version`` (this process's TVM where omitted) that no result
+    matched while a case of theirs (op or module, sample class, frontend, dtype) ran and was
+    correct: fixed, to be removed. A sample class can hold several samples, some correct: one
+    that still deviates keeps its record."""
+    version = version or _tvm_version()
+    results = list(results)
+    matched = {r.deviation for r in results if r.deviation}
+    correct = {
+        (r.kind, r.name, r.sample_class, r.frontend, r.dtype)
+        for r in results
+        if r.outcome == "correct"
+    }
+    return [
+        e["id"]
+        for e in recorded_deviations()
+        if version in e["tvm_versions"]
+        # An unsafe record's cases do not run here (unsafe_record): its registry deviation
+        # ("pinned_by") runs it in a child process and notices the fix.
+        and not e.get("unsafe")
+        and e["id"] not in matched
+        and (e["kind"], e["name"], e["sample_class"], e["frontend"], e["dtype"]) in correct
+    ]
+
+
+def deviations_doc(entries: Sequence[dict[str, Any]]) -> str:
+    """docs/op_corpus_deviations.md, generated from the recorded deviations."""
+    lines = [
+        "# Deviations found by the op corpus",
+        "",
+        "Generated by `python -m tvm_conformance.op_corpus doc` from",
+        "`python/tvm_conformance/op_corpus_deviations.json`; do not edit. Each row is one op or",
+        "module, sample class, frontend and dtype where TVM's result or error differs from",
+        "PyTorch's, with the message seen (the record keeps it with its numbers left open).",
+        "",
+        f"{len(entries)} recorded.",
+        "",
+        "| id | kind | name | sample class | frontend | dtype | TVM | seen |",
+        "|---|---|---|---|---|---|---|---|",
+    ]
+    for e in entries:
+        seen = e["seen"].replace("|", "\\|").replace("\n", " ")[:160]
+        if e.get("unsafe"):
+            seen += f" (not run: {e['unsafe']}; pinned by `{e['pinned_by']}`)"
+        lines.append(
+            f"| {e['id']} | {e['kind']} | `{e['name']}` | `{e['sample_class']}` | "
+            f"{e['frontend']} | {e['dtype']} | {', '.join(e['tvm_versions'])} | {seen} |"
+        )
+    return "\n".join(lines) + "\n"
+
+
+def _crashers(kind: str, version: str) -> set[str]:
+    return {
+        e["name"]
+        for e in recorded_deviations()
+        if e["kind"] == kind and e["message"].startswith("crash") and version in e["tvm_versions"]
+    }
+
+
+@dataclasses.dataclass
+class _ChildEnd:
+    """How a child ended: its results and what it said of its run (``names``, ``tvm``), or,
+    where it failed, its process and the last step its progress file names."""
+
+    proc: subprocess.CompletedProcess
+    results: list[Result] | None
+    meta: dict[str, Any]
+    step: str
+
+
+def _run_child(
+    kind: str, selector: Sequence[str], tier: bool, exec_modes: Sequence[str], timeout: float
+) -> _ChildEnd:
+    import tempfile
+
+    with tempfile.TemporaryDirectory() as tmp:
+        out, progress = os.path.join(tmp, "results.json"), os.path.join(tmp, "progress")
+        meta = os.path.join(tmp, "meta.json")
+        command = [
+            sys.executable, "-m", "tvm_conformance.op_corpus", "run", kind, *selector,
+            "--json", out, "--meta", meta, "--exec-modes", ",".join(exec_modes),
+            *([] if tier else ["--all"]),
+        ]  # fmt: skip
+        # The child imports this package from where this process did (plain pytest puts it on
+        # sys.path from pyproject.toml, which a child does not read).
+        package_root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+        path = os.pathsep.join(p for p in (package_root, os.environ.get("PYTHONPATH", "")) if p)
+        env = {**os.environ, "OP_CORPUS_PROGRESS": progress, "PYTHONPATH": path}
+        try:
+            proc = subprocess.run(command, capture_output=True, text=True, timeout=timeout, env=env)
+        except subprocess.TimeoutExpired:
+            proc = subprocess.CompletedProcess(command, -9, "", f"timed out after {timeout} s")
+        if proc.returncode == 0:
+            results = [Result(**r) for r in json.loads(Path(out).read_text())]
+            return _ChildEnd(proc, results, json.loads(Path(meta).read_text()), "")
+        step = Path(progress).read_text() if os.path.exists(progress) else ""
+        return _ChildEnd(proc, None, {}, step)
+
+
+def run_isolated(
+    kind: str,
+    batch: Sequence[str],
+    *,
+    tier: bool = True,
+    exec_modes: Sequence[str] = ("bytecode",),
+    timeout: float = 600.0,
+) -> list[Result]:
+    """``op_corpus.run_names`` in a child process; where TVM kills it, the batch is split and
+    the name that kills it alone is one failing result (``crash``)."""
+    # A name recorded as killing the process runs alone: the batch stays whole (each split
+    # costs a child process's start, torch and TVM imported anew).
+    alone = [n for n in batch if n in _crashers(kind, _tvm_version())]
+    if alone and len(batch) > 1:
+        rest = [n for n in batch if n not in alone]
+        return [
+            r
+            for part in ([rest] if rest else []) + [[n] for n in alone]
+            for r in run_isolated(kind, part, tier=tier, exec_modes=exec_modes, timeout=timeout)
+        ]
+    end = _run_child(kind, list(batch), tier, exec_modes, timeout)
+    if end.results is not None:
+        return end.results
+    return _split(kind, batch, end, tier=tier, exec_modes=exec_modes, timeout=timeout)
+
+
+def _split(
+    kind: str,
+    batch: Sequence[str],
+    end: _ChildEnd,
+    *,
+    tier: bool,
+    exec_modes: Sequence[str],
+    timeout: float,
+) -> list[Result]:
+    """The results of a batch whose child failed: the name its last step names alone and the
+    rest again, or the batch in halves; a name that fails alone is one ``crash`` result."""
+    kw: dict[str, Any] = {"tier": tier, "exec_modes": exec_modes, "timeout": timeout}
+    culprit = end.step.removeprefix("case ") if end.step.startswith("case ") else ""
+    if len(batch) > 1 and culprit in batch:
+        rest = [n for n in batch if n != culprit]
+        return run_isolated(kind, [culprit], **kw) + run_isolated(kind, rest, **kw)
+    if len(batch) > 1:
+        half = len(batch) // 2
+        return run_isolated(kind, batch[:half], **kw) + run_isolated(kind, batch[half:], **kw)
+    return [Result(kind, batch[0], "*", "*", -1, "*", "failing", crash_detail(end.proc))]
+
+
+@dataclasses.dataclass
+class ShardRun:
+    """One shard's run: the names it holds, the TVM version that ran them, their results."""
+
+    names: list[str]
+    tvm: str
+    results: list[Result]
+
+
+def run_shard_isolated(
+    kind: str,
+    shard: int,
+    shards: int,
+    *,
+    tier: bool = True,
+    exec_modes: Sequence[str] = ("bytecode",),
+    timeout: float = 600.0,
+) -> ShardRun:
+    """Shard ``shard`` of ``shards`` (``op_corpus.shard_names``) in a child process that names
+    the shard's ops itself: this process imports neither torch nor TVM, nor builds PyTorch's
+    corpus (about 5 s per shard). Where the child fails, or a recorded crasher of the kind
+    needs a process of its own, the names are listed here and :func:`run_isolated` splits."""
+    if not 0 <= shard < shards:
+        raise ValueError(f"shard {shard} is not in [0, {shards})")
+    kw: dict[str, Any] = {"tier": tier, "exec_modes": exec_modes, "timeout": timeout}
+    crash_recorded = any(
+        e["kind"] == kind and e["message"].startswith("crash") for e in recorded_deviations()
+    )
+    if not crash_recorded:
+        end = _run_child(kind, ["--shard", f"{shard}/{shards}"], tier, exec_modes, timeout)
+        if end.results is not None:
+            return ShardRun(end.meta["names"], end.meta["tvm"], end.results)
+    from tvm_conformance import op_corpus  # torch and the corpus: only on this path
+
+    names = op_corpus.shard_names(kind, shard, shards)
+    if crash_recorded:
+        results = run_isolated(kind, names, **kw)
+    else:
+        results = _split(kind, names, end, **kw)
+    return ShardRun(names, _tvm_version(), results)
+
+
+def crash_detail(proc: subprocess.CompletedProcess) -> str:
+    """How a child running one name ended: the signal that killed it, or its exit status and
+    last error line (a Python error the driver let through)."""
+    if "timed out after" in proc.stderr:
+        return "crash: " + proc.stderr.strip()
+    if proc.returncode < 0:
+        import signal
+
+        return f"crash: killed by {signal.Signals(-proc.returncode).name}"
+    tail = (proc.stderr.strip().splitlines() or [""])[-1][-200:]
+    return f"crash: exit {proc.returncode}: {tail}"
+
+
+def scoreboard(results: Iterable[Result]) -> dict[str, Any]:
+    """Per frontend and dtype: samples per outcome, and ops per outcome (an op counts once,
+    under its worst sample: failing > deviating > refused > correct > excluded)."""
+    results = list(results)
+    board: dict[str, Any] = {}
+    for r in results:
+        cell = board.setdefault(f"{r.kind}/{r.frontend}/{r.dtype}", {
+            "samples": dict.fromkeys(OUTCOMES, 0), "names": dict.fromkeys(OUTCOMES, 0),
+        })  # fmt: skip
+        cell["samples"][r.outcome] += 1
+    for (kind, _, frontend, dtype), outcome in worst_outcomes(results).items():
+        board[f"{kind}/{frontend}/{dtype}"]["names"][outcome] += 1
+    return dict(sorted(board.items()))
+
+
+def worst_outcomes(results: Iterable[Result]) -> dict[tuple[str, str, str, str], str]:
+    """{(kind, name, frontend, dtype): the worst outcome of its samples}."""
+    rank = {"failing": 0, "deviating": 1, "refused": 2, "correct": 3, "excluded": 4}
+    worst: dict[tuple[str, str, str, str], str] = {}
+    for r in results:
+        key = (r.kind, r.name, r.frontend, r.dtype)
+        if key not in worst or rank[r.outcome] < rank[worst[key]]:
+            worst[key] = r.outcome
+    return worst
+
+
+def diff(previous: Iterable[Result], current: Iterable[Result]) -> list[str]:
+    """What changed between two runs, per op or module, frontend and dtype: each line names
+    one whose worst outcome differs (an op that stopped translating shows as correct ->
+    refused or failing)."""
+    before, after = worst_outcomes(previous), worst_outcomes(current)
+    return [
+        f"{kind} {name} {frontend} {dtype}: {before.get(k, 'absent')} -> {after.get(k, 'absent')}"
+        for k in sorted(set(before) | set(after))
+        for kind, name, frontend, dtype in [k]
+        if before.get(k) != after.get(k)
+    ]
+
+
+def headline(lane: str, run: dict[str, Any]) -> str:
+    """The README's sentence of a recorded run (docs/op_corpus_scoreboard.json): its cases
+    per outcome."""
+    samples = dict.fromkeys(OUTCOMES, 0)
+    for cell in run["scoreboard"].values():
+        for outcome, n in cell["samples"].items():
+            samples[outcome] += n
+    counts = ", ".join(f"{samples[o]:,} {o}" for o in OUTCOMES)
+    return (
+        f"TVM {run['tvm']} ({lane} lane), the //... tier: {sum(samples.values()):,} cases "
+        f"(sample x frontend x dtype): {counts}"
+    )
+
+
+def scoreboard_markdown(board: dict[str, Any]) -> str:
+    lines = [
+        "| kind / frontend / dtype | names: "
+        + " / ".join(OUTCOMES)
+        + " | samples: "
+        + " / ".join(OUTCOMES)
+        + " |",
+        "|---|---|---|",
+    ]
+    for key, cell in board.items():
+        names_ = " / ".join(str(cell["names"][o]) for o in OUTCOMES)
+        samples = " / ".join(str(cell["samples"][o]) for o in OUTCOMES)
+        lines.append(f"| {key} | {names_} | {samples} |")
+    return "\n".join(lines) + "\n"
+
+
+def digest(results: Iterable[Result]) -> str:
+    """A short digest of the outcomes (to notice a changed run)."""
+    text = "\n".join(
+        sorted(f"{r.kind}:{r.name}:{r.dtype}:{r.frontend}:{r.index}:{r.outcome}" for r in results)
+    )
+    return hashlib.sha256(text.encode()).hexdigest()[:16]
