@@ -875,6 +875,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     run.add_argument("--json", default="-", help="where the results go ('-': stdout)")
     run.add_argument("--scoreboard", help="write the scoreboard (JSON) here")
     run.add_argument("--meta", help="write the names run and the TVM version (JSON) here")
+    run.add_argument("--list-only", action="store_true", help="write --meta, run nothing")
     rec = sub.add_parser("record", help="record the failing results of JSON files as deviations")
     rec.add_argument("results", nargs="+")
     doc = sub.add_parser("doc", help="write the deviations doc")
@@ -911,6 +912,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         batch += shard_names(args.kind, i, n)
     if not batch:
         parser.error("name ops or modules, or give --shard")
+    if args.meta:  # first: a parent reads the names from it even where this process dies
+        Path(args.meta).write_text(json.dumps({"names": batch, "tvm": _tvm_version()}))
+    if args.list_only:
+        return 0
     if args.isolated:
         results = run_isolated(args.kind, batch, tier=not args.all, exec_modes=modes)
     else:
@@ -922,8 +927,6 @@ def main(argv: Sequence[str] | None = None) -> int:
         Path(args.json).write_text(text)
     if args.scoreboard:
         Path(args.scoreboard).write_text(json.dumps(scoreboard(results), indent=1))
-    if args.meta:
-        Path(args.meta).write_text(json.dumps({"names": batch, "tvm": _tvm_version()}))
     return 0
 
 

@@ -220,11 +220,12 @@ def _run_child(
             proc = subprocess.run(command, capture_output=True, text=True, timeout=timeout, env=env)
         except subprocess.TimeoutExpired:
             proc = subprocess.CompletedProcess(command, -9, "", f"timed out after {timeout} s")
-        if proc.returncode == 0:
+        said = json.loads(Path(meta).read_text()) if os.path.exists(meta) else {}
+        if proc.returncode == 0 and os.path.exists(out):
             results = [Result(**r) for r in json.loads(Path(out).read_text())]
-            return _ChildEnd(proc, results, json.loads(Path(meta).read_text()), "")
+            return _ChildEnd(proc, results, said, "")
         step = Path(progress).read_text() if os.path.exists(progress) else ""
-        return _ChildEnd(proc, None, {}, step)
+        return _ChildEnd(proc, None, said, step)
 
 
 def run_isolated(
@@ -294,27 +295,27 @@ def run_shard_isolated(
     timeout: float = 600.0,
 ) -> ShardRun:
     """Shard ``shard`` of ``shards`` (``op_corpus.shard_names``) in a child process that names
-    the shard's ops itself: this process imports neither torch nor TVM, nor builds PyTorch's
-    corpus (about 5 s per shard). Where the child fails, or a recorded crasher of the kind
-    needs a process of its own, the names are listed here and :func:`run_isolated` splits."""
+    the shard's ops itself (``--meta``, written before it runs them): this process imports
+    neither torch nor TVM, nor builds PyTorch's corpus (about 5 s per shard). Where the child
+    fails, its names are split as :func:`run_isolated` splits a batch; where a crasher of the
+    kind is recorded, a child lists the names first and :func:`run_isolated` runs them."""
     if not 0 <= shard < shards:
         raise ValueError(f"shard {shard} is not in [0, {shards})")
     kw: dict[str, Any] = {"tier": tier, "exec_modes": exec_modes, "timeout": timeout}
-    crash_recorded = any(
-        e["kind"] == kind and e["message"].startswith("crash") for e in recorded_deviations()
-    )
-    if not crash_recorded:
-        end = _run_child(kind, ["--shard", f"{shard}/{shards}"], tier, exec_modes, timeout)
-        if end.results is not None:
-            return ShardRun(end.meta["names"], end.meta["tvm"], end.results)
-    from tvm_conformance import op_corpus  # torch and the corpus: only on this path
-
-    names = op_corpus.shard_names(kind, shard, shards)
-    if crash_recorded:
-        results = run_isolated(kind, names, **kw)
-    else:
-        results = _split(kind, names, end, **kw)
-    return ShardRun(names, _tvm_version(), results)
+    selector = ["--shard", f"{shard}/{shards}"]
+    if any(e["kind"] == kind and e["message"].startswith("crash") for e in recorded_deviations()):
+        listed = _run_child(kind, [*selector, "--list-only"], tier, exec_modes, timeout)
+        if not listed.meta:
+            raise RuntimeError(f"listing shard {shard}/{shards}: {crash_detail(listed.proc)}")
+        names = listed.meta["names"]
+        return ShardRun(names, listed.meta["tvm"], run_isolated(kind, names, **kw))
+    end = _run_child(kind, selector, tier, exec_modes, timeout)
+    if end.results is not None:
+        return ShardRun(end.meta["names"], end.meta["tvm"], end.results)
+    if not end.meta:  # the child died before it named the shard: no name to blame
+        raise RuntimeError(f"shard {shard}/{shards}: {crash_detail(end.proc)}")
+    names = end.meta["names"]
+    return ShardRun(names, end.meta["tvm"], _split(kind, names, end, **kw))
 
 
 def crash_detail(proc: subprocess.CompletedProcess) -> str:

@@ -225,3 +225,10 @@ def test_a_shard_process_imports_neither_torch_nor_tvm() -> None:
         [sys.executable, "-c", code], capture_output=True, text=True, env=env, check=True
     ).stdout
     assert out.strip() == "[]", out
+
+
+def test_a_shard_outside_its_range_is_refused_before_any_child() -> None:
+    from tvm_conformance import op_corpus_outcomes
+
+    with pytest.raises(ValueError, match=r"shard 7 is not in \[0, 7\)"):
+        op_corpus_outcomes.run_shard_isolated("op", 7, 7)
