@@ -527,10 +527,6 @@ def exclusion(case: Case) -> str:
 
 
 # --------------------------------------------------------------------------------------------
-# Deviations recorded as data
-
-
-# --------------------------------------------------------------------------------------------
 # Through TVM
 
 
@@ -696,7 +692,7 @@ def run_cases(
                 case.kind, case.name, case.dtype, frontend, case.index, case.sample_class, ""
             )
             results.append(result)
-            unsafe = unsafe_record(case.kind, case.name, case.sample_class, frontend, case.dtype)
+            unsafe = unsafe_record(result)
             if reason:
                 result.outcome, result.detail = "excluded", reason
             elif unsafe:

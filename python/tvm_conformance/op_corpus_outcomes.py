@@ -54,37 +54,33 @@ def _tvm_version() -> str:
     return tvm.__version__
 
 
+def _binds(dev: dict[str, Any], result: Result) -> bool:
+    """Whether recorded deviation ``dev`` is of ``result``'s case (op or module, frontend,
+    dtype, sample class) on this TVM, whatever its message."""
+    return (
+        dev["kind"] == result.kind
+        and dev["name"] == result.name
+        and dev["frontend"] in ("*", result.frontend)
+        and dev["dtype"] in ("*", result.dtype)
+        and dev["sample_class"] in ("*", result.sample_class)
+        and _tvm_version() in dev["tvm_versions"]
+    )
+
+
 def match_deviation(result: Result) -> str:
     """The id of the recorded deviation ``result`` (failing) is, or ""."""
     for dev in recorded_deviations():
-        if (
-            dev["kind"] == result.kind
-            and dev["name"] == result.name
-            and dev["frontend"] in ("*", result.frontend)
-            and dev["dtype"] in ("*", result.dtype)
-            and dev["sample_class"] in ("*", result.sample_class)
-            and _tvm_version() in dev["tvm_versions"]
-            and re.fullmatch(dev["message"], result.detail)
-        ):
+        if _binds(dev, result) and re.fullmatch(dev["message"], result.detail):
             return dev["id"]
     return ""
 
 
-def unsafe_record(kind: str, name: str, sample_class: str, frontend: str, dtype: str) -> dict:
-    """The recorded deviation of this case that is unsafe to run in a shared process (TVM
-    corrupts memory there: "unsafe" says how), or {}. Such a case is not run; it counts as
-    that deviation, and the registry deviation the record names ("pinned_by") runs it in a
+def unsafe_record(result: Result) -> dict[str, Any]:
+    """The recorded deviation of ``result``'s case that is unsafe to run in a shared process
+    (TVM corrupts memory there: "unsafe" says how), or {}. Such a case is not run; it counts
+    as that deviation, and the registry deviation the record names ("pinned_by") runs it in a
     child process of its own, where a fix shows."""
-    for dev in recorded_deviations():
-        if (
-            dev.get("unsafe")
-            and (dev["kind"], dev["name"], dev["sample_class"]) == (kind, name, sample_class)
-            and dev["frontend"] in ("*", frontend)
-            and dev["dtype"] in ("*", dtype)
-            and _tvm_version() in dev["tvm_versions"]
-        ):
-            return dev
-    return {}
+    return next((d for d in recorded_deviations() if d.get("unsafe") and _binds(d, result)), {})
 
 
 def behaviour_pattern(detail: str) -> str:

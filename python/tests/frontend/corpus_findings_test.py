@@ -1,7 +1,8 @@
 """What PyTorch's own test corpus (tvm_conformance.op_corpus) showed in TVM's PyTorch
 frontends as a new user meets them, each pinned to its exact wrong behaviour: float64 models,
-PReLU under from_fx, MaxPool2d's indices, argsort's unwritten 0-d output. The corpus records its
-many smaller findings as data (op_corpus_deviations.json); these five stand in the registry."""
+PReLU under from_fx, MaxPool2d's indices, argsort's out-of-bounds read of a 0-d shape. The
+corpus records its many smaller findings as data (op_corpus_deviations.json); these five stand
+in the registry."""
 
 from __future__ import annotations
 
