@@ -14,7 +14,7 @@ a quarter ulp); ``--check`` fails when a measured value exceeds the constant.
     ./bazelw run //tools/numerics_sweep:ulps -- --variants cuda --check   # on a GPU: CUDA's
 
 ``cuda`` measures the code TVM builds for the GPU (``--use_fast_math``) against
-numerics.CUDA_FAST_MATH_FUNCTIONS, NVIDIA's documented bounds, which it holds until measured;
+numerics.CUDA_FAST_MATH_FUNCTIONS (NVIDIA's documented bounds, the measurement where larger);
 ulps that grow with the argument (``exp``: per |x|) are taken off before the largest is kept.
 """
 
@@ -148,7 +148,9 @@ def _functions(variant: str) -> Any:
 
 
 def _quarter_up(value: float) -> float:
-    return math.ceil(value * 4) / 4
+    # Less than 1e-9 of a quarter over is float64 noise of the measurement (rsqrt's remainder
+    # of 1.6e-16 u on the GPU), not an error to round up.
+    return math.ceil(value * 4 - 1e-9) / 4
 
 
 def main(argv: list[str] | None = None) -> int:
