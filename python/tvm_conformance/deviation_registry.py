@@ -356,10 +356,13 @@ DEVIATIONS: tuple[Deviation, ...] = (
         area="relax",
         expected="R.add / R.multiply / R.matmul / R.nn.relu / R.nn.conv2d of bool tensors, "
         "which their struct-info inference accepts, build and compute as numpy does on bool "
-        "(or are refused with a clear error when the call is made).",
+        "(or are refused with a clear error when the call is made); so do R.subtract, "
+        "R.maximum, R.minimum, R.greater(_equal), R.less(_equal), R.outer, R.square, "
+        "R.divide, R.floor_divide, R.floor_mod and R.mod (the op corpus's ops).",
         actual="relax.build raises InternalError 'Check failed: "
         "(t.MatchesCode(DLDataTypeCode::kDLFloat)) is false' while compiling them (TVM 0.27 "
-        "with tvm-ffi 0.1.14 and 0.1.15, TVM 0.26).",
+        "with tvm-ffi 0.1.14 and 0.1.15, TVM 0.26); the four divisions say "
+        "'(dtype.MatchesCode(...))'.",
         raises="tvm_conformance.observed.BoolArithmeticBuildFailed",
         tests=(
             "//python/tests/relax:op_signatures_test_llvm :: "
@@ -372,8 +375,9 @@ DEVIATIONS: tuple[Deviation, ...] = (
         area="relax",
         expected="R.argmax and R.nn.max_pool2d of a bool tensor, which their struct-info "
         "inference accepts, build and give numpy's argmax (the first True) as int64 and the "
-        "window's 'any'.",
+        "window's 'any'; R.argmin, R.max and R.min likewise (numpy's argmin, any, all).",
         actual="relax.build raises InternalError 'Cannot decide min_value for type T.bool' "
+        "('max_value' for R.argmin and R.min) "
         "while legalizing it: topi has no identity value for bool (TVM 0.27 with tvm-ffi "
         "0.1.14 and 0.1.15, TVM 0.26).",
         raises="tvm_conformance.observed.BoolReductionRefused",
@@ -417,8 +421,9 @@ DEVIATIONS: tuple[Deviation, ...] = (
     Deviation(
         id="relax-int-mean-returns-int64",
         area="relax",
-        expected="R.mean of an int32 or bool tensor returns the dtype its struct-info inference "
-        "declares (the input's, like R.sum), holding the mean truncated.",
+        expected="R.mean (and R.variance) of an int32 or bool tensor returns the dtype its "
+        "struct-info inference declares (the input's, like R.sum), holding the result "
+        "truncated.",
         actual="The compiled function returns an int64 tensor where the call's type declares "
         "int32 (bool), in both exec modes (TVM 0.27 with tvm-ffi 0.1.14 and 0.1.15, "
         "TVM 0.26).",
@@ -426,6 +431,140 @@ DEVIATIONS: tuple[Deviation, ...] = (
         tests=(
             "//python/tests/relax:op_signatures_test_llvm :: "
             "test_known_deviation[llvm-relax-int-mean-returns-int64-*]",
+        ),
+        tvm=">=0.26",
+    ),
+    Deviation(
+        id="relax-int-std-returns-float32",
+        area="relax",
+        expected="R.std of an int32, int64 or bool tensor returns the dtype its struct-info "
+        "inference declares (the input's), holding the deviation truncated.",
+        actual="The compiled function returns a float32 tensor where the call's type declares "
+        "the integer (bool) dtype, in both exec modes (TVM 0.27 / tvm-ffi 0.1.14, TVM 0.26).",
+        raises="tvm_conformance.observed.UndeclaredDtypeReturned",
+        tests=(
+            "//python/tests/relax:op_signatures_test_llvm :: "
+            "test_known_deviation[llvm-relax-int-std-returns-float32-*]",
+        ),
+        tvm=">=0.26",
+    ),
+    Deviation(
+        id="relax-bool-unary-build-fails",
+        area="relax",
+        expected="R.abs, R.isfinite, R.isinf and R.isnan of a bool tensor, which their "
+        "struct-info inference accepts, build and give numpy's answer (the value; True, "
+        "False, False).",
+        actual="relax.build raises InternalError 'Data type T.bool not supported for absolute "
+        "op' ('finiteness ops', 'isnan op') while legalizing them (TVM 0.27 / tvm-ffi 0.1.14, "
+        "TVM 0.26).",
+        raises="tvm_conformance.observed.BoolOpBuildFailed",
+        tests=(
+            "//python/tests/relax:op_signatures_test_llvm :: "
+            "test_known_deviation[llvm-relax-bool-unary-build-fails-*]",
+        ),
+        tvm=">=0.26",
+    ),
+    Deviation(
+        id="relax-bool-negation-out-of-range",
+        area="relax",
+        expected="R.negative and R.sign of a bool tensor, which their struct-info inference "
+        "accepts, build (or are refused when the call is made).",
+        actual="relax.build raises ValueError '-1 exceeds range of bool' while legalizing "
+        "them (TVM 0.27 / tvm-ffi 0.1.14, TVM 0.26).",
+        raises="tvm_conformance.observed.BoolOpBuildFailed",
+        tests=(
+            "//python/tests/relax:op_signatures_test_llvm :: "
+            "test_known_deviation[llvm-relax-bool-negation-out-of-range-*]",
+        ),
+        tvm=">=0.26",
+    ),
+    Deviation(
+        id="relax-bool-comparison-invalid-llvm",
+        area="relax",
+        expected="R.equal and R.not_equal of bool tensors, which their struct-info inference "
+        "accepts, build and compare as numpy does.",
+        actual="relax.build raises InternalError from LLVM's verifier: TVM emits a floating "
+        "comparison of i1 values ('fcmp oeq i1', 'fcmp one i1') (TVM 0.27 / tvm-ffi 0.1.14, "
+        "TVM 0.26).",
+        raises="tvm_conformance.observed.BoolOpBuildFailed",
+        tests=(
+            "//python/tests/relax:op_signatures_test_llvm :: "
+            "test_known_deviation[llvm-relax-bool-comparison-invalid-llvm-*]",
+        ),
+        tvm=">=0.26",
+    ),
+    Deviation(
+        id="relax-float16-math-intrinsic-missing",
+        area="relax",
+        expected="R.acos, R.acosh, R.asin, R.asinh, R.atan, R.atan2, R.cosh and R.sinh of "
+        "float16 tensors, which their struct-info inference accepts, build on llvm (as R.sin, "
+        "R.cos, R.exp and R.tanh of float16 do).",
+        actual="relax.build raises InternalError 'unknown intrinsic ... tirx.acos' (and the "
+        "others') while compiling them for llvm (TVM 0.27 / tvm-ffi 0.1.14, TVM 0.26).",
+        raises="tvm_conformance.observed.MathIntrinsicMissing",
+        tests=(
+            "//python/tests/relax:op_signatures_test_llvm :: "
+            "test_known_deviation[llvm-relax-float16-math-intrinsic-missing-*]",
+        ),
+        tvm=">=0.26",
+    ),
+    Deviation(
+        id="relax-int-float-only-build-fails",
+        area="relax",
+        expected="R.atan2, R.log_add_exp and R.power of int32, int64 or bool tensors, which "
+        "their struct-info inference accepts, build (or are refused when the call is made).",
+        actual="relax.build raises InternalError while compiling them: 'unknown intrinsic ... "
+        "tirx.atan2', 'Check failed: (IsFloatType(a.ty())) is false', 'power only applies to "
+        "float' (TVM 0.27 / tvm-ffi 0.1.14, TVM 0.26).",
+        raises="tvm_conformance.observed.MathIntrinsicMissing",
+        tests=(
+            "//python/tests/relax:op_signatures_test_llvm :: "
+            "test_known_deviation[llvm-relax-int-float-only-build-fails-*]",
+        ),
+        tvm=">=0.26",
+    ),
+    Deviation(
+        id="relax-clip-infinite-bound-int",
+        area="relax",
+        expected="R.clip of an int32, int64 or bool tensor between -inf and inf (the bounds "
+        "the PyTorch frontends emit for clamp's open sides) builds and leaves the values.",
+        actual="relax.build raises RuntimeError 'Cannot convert infinity to BigInt' while "
+        "legalizing it (TVM 0.27 / tvm-ffi 0.1.14).",
+        raises="tvm_conformance.observed.InfiniteIntBoundFailed",
+        tests=(
+            "//python/tests/relax:op_signatures_test_llvm :: "
+            "test_known_deviation[llvm-relax-clip-infinite-bound-int-*]",
+        ),
+        tvm=">=0.27",
+    ),
+    Deviation(
+        id="relax-clip-infinite-bound-int-tvm026",
+        area="relax",
+        expected="R.clip of an int32, int64 or bool tensor between -inf and inf (the bounds "
+        "the PyTorch frontends emit for clamp's open sides) builds and leaves the values.",
+        actual="relax.build raises ValueError 'Literal value -9223372036854775808 exceeds "
+        "minimum of int32' while legalizing it: -inf became int64's minimum first (TVM 0.26; "
+        "0.27 fails otherwise: relax-clip-infinite-bound-int).",
+        raises="tvm_conformance.observed.InfiniteIntBoundFailed",
+        tests=(
+            "//python/tests/relax:op_signatures_test_llvm :: "
+            "test_known_deviation[llvm-relax-clip-infinite-bound-int-tvm026-*]",
+        ),
+        tvm="<0.27",
+    ),
+    Deviation(
+        id="relax-prelu-scalar-alpha-assert",
+        area="relax",
+        expected="R.nn.prelu with a 0-d alpha (what the exported-program frontend emits for "
+        "torch.nn.functional.prelu with a 0-d weight; the struct-info inference accepts it) "
+        "builds and scales every negative value by it.",
+        actual="relax.build fails with a bare AssertionError in topi.nn.prelu "
+        "('assert len(slope.shape) == 1') while legalizing it (TVM 0.27 / tvm-ffi 0.1.14, "
+        "TVM 0.26).",
+        raises="tvm_conformance.observed.ScalarParameterRefused",
+        tests=(
+            "//python/tests/relax:op_signatures_test_llvm :: "
+            "test_known_deviation[llvm-relax-prelu-scalar-alpha-assert-*]",
         ),
         tvm=">=0.26",
     ),

@@ -123,6 +123,26 @@ class BoolArithmeticBuildFailed(DeviationObserved):
     inference, failed to build with TVM's internal float-dtype check."""
 
 
+class BoolOpBuildFailed(DeviationObserved):
+    """A unary op or a comparison of bool tensors, accepted by its struct-info inference,
+    failed to build (TVM's own refusal of the dtype, or LLVM's verifier)."""
+
+
+class MathIntrinsicMissing(DeviationObserved):
+    """A math op accepted for a dtype by its struct-info inference failed to build: TVM has no
+    intrinsic (or legalization) of it for that dtype on llvm."""
+
+
+class InfiniteIntBoundFailed(DeviationObserved):
+    """R.clip of an integer tensor with an infinite bound (what the frontends emit for an
+    open side) failed to build instead of leaving that side open."""
+
+
+class ScalarParameterRefused(DeviationObserved):
+    """An op accepted with a 0-d parameter tensor by its struct-info inference failed while
+    legalizing (topi asserts a 1-d one)."""
+
+
 class NegativeAxisLegalizeFailed(DeviationObserved):
     """An op given a negative axis, accepted by its struct-info inference, failed while the
     default pipeline legalized it (the legalizer did not normalize the axis)."""

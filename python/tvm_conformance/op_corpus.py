@@ -530,7 +530,7 @@ def exclusion(case: Case) -> str:
 # Through TVM
 
 
-def _import(case: Case, frontend: str) -> Any:
+def import_case(case: Case, frontend: str) -> Any:
     """The case's model as a Relax function (its weights bound as constants)."""
     assert case.model is not None
     model, inputs = case.model, case.inputs
@@ -705,7 +705,7 @@ def run_cases(
         case, _, result = item
         _progress(f"case {case.name}")
         try:
-            return _Unit(_import(case, frontend), [item])
+            return _Unit(import_case(case, frontend), [item])
         except _Untraceable as err:
             result.outcome, result.detail = "excluded", f"untraceable: {err}"[:300]
         except Exception as err:  # noqa: BLE001
@@ -724,7 +724,8 @@ def run_cases(
         model = _batch_class(sum(len(c.inputs) for c in batch))(batch, True).eval()
         flat = tuple(t for c in batch for t in c.inputs)
         try:
-            return [_Unit(_import(Case("op", "batch", "", 0, "", model, flat), frontend), items)]
+            batch_case = Case("op", "batch", "", 0, "", model, flat)
+            return [_Unit(import_case(batch_case, frontend), items)]
         except Exception:  # noqa: BLE001 - some case of the batch: find it
             half = len(items) // 2
             return import_batch(items[:half], frontend) + import_batch(items[half:], frontend)

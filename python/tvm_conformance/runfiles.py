@@ -22,10 +22,31 @@ def under_bazel() -> bool:
     return any(os.environ.get(name) for name in _BAZEL_ENV)
 
 
+_THIS = "python/tvm_conformance/runfiles.py"
+
+
+def _run_workspace() -> str:
+    """The workspace's name where Bazel sets no TEST_WORKSPACE (`bazel run` of a tool): the
+    runfiles entry of this very file names it (``<workspace>/python/...``)."""
+    manifest = os.environ.get("RUNFILES_MANIFEST_FILE", "")
+    if manifest and os.path.isfile(manifest):
+        with open(manifest, encoding="utf-8") as lines:
+            for line in lines:
+                key = line.split(" ", 1)[0]
+                if key.endswith("/" + _THIS):
+                    return key[: -len(_THIS) - 1]
+    tree = os.environ.get("RUNFILES_DIR", "")
+    if tree and os.path.isdir(tree):
+        for name in sorted(os.listdir(tree)):
+            if os.path.exists(os.path.join(tree, name, _THIS)):
+                return name
+    return ""
+
+
 def _bazel_rlocation(path: str) -> str:
     from runfiles import runfiles  # bazel-runfiles, in the pinned venv
 
-    workspace = os.environ.get("TEST_WORKSPACE", "")
+    workspace = os.environ.get("TEST_WORKSPACE", "") or _run_workspace()
     resolver = runfiles.Create()
     found = resolver.Rlocation(f"{workspace}/{path}") if resolver and workspace else None
     if found and os.path.exists(found):
