@@ -58,17 +58,21 @@ def legalized(op_name: str) -> bool:
 
 def corpus_calls(modules: Iterable[tvm.IRModule]) -> dict[str, relax.Call]:
     """The first call of each operator in ``modules`` whose arguments are static (a base for
-    the walk): of rank 1 or more where one is."""
+    the walk), of rank 2 for an op with an axis argument (else 1) where one is."""
     calls: dict[str, relax.Call] = {}
 
     def visit(expr: relax.Expr) -> None:
         if not (isinstance(expr, relax.Call) and isinstance(expr.op, tvm.ir.Op)):
             return
         name = expr.op.name
-        if not name.startswith("relax.") or (name in calls and base_ndim(calls[name]) > 0):
+        if not name.startswith("relax."):
             return
-        # A rank-0 base gives an axis nothing to walk: a later call of rank 1 or more replaces it.
-        if all(_static(arg) for arg in expr.args) and (name not in calls or base_ndim(expr) > 0):
+        # A base of low rank gives an axis little to walk (rank 1: no axis and the last axis are
+        # one reduction): a later call of a higher rank replaces it, up to the rank wanted.
+        have = base_ndim(calls[name]) if name in calls else -1
+        if have >= _wanted_rank(name) or not all(_static(arg) for arg in expr.args):
+            return
+        if base_ndim(expr) > have:
             calls[name] = expr
 
     for mod in modules:
@@ -76,6 +80,15 @@ def corpus_calls(modules: Iterable[tvm.IRModule]) -> dict[str, relax.Call]:
             if isinstance(func, relax.Function):
                 relax.analysis.post_order_visit(func.body, visit)
     return calls
+
+
+def _wanted_rank(op_name: str) -> int:
+    """The rank a base call should have: 2 for an op with an axis argument, else 1."""
+    try:
+        params = inspect.signature(python_op(op_name)).parameters
+    except (AttributeError, TypeError, ValueError):
+        return 1
+    return 2 if any(p in params for p in AXIS_PARAMETERS) else 1
 
 
 def call_record(call: relax.Call) -> dict[str, Any]:
