@@ -1,8 +1,9 @@
 """Relax operators driven by their Python signatures: every argument form, every dtype.
 
-The operators come from modules others import (the frontend tests' PyTorch models through the
-Relax frontends: ``corpus_calls``); for each operator the default pipeline legalizes, one call
-found there is the base (its tensor arguments' shapes and its attributes), and the operator's
+The operators come from modules others import (the frontend tests' PyTorch models and the op
+corpus's OpInfo / ModuleInfo samples through the Relax frontends: ``corpus_calls``); for each
+operator the default pipeline legalizes, one call found there is the base (its arguments:
+tensors' shapes, shapes, constants, tuples of tensors, and its attributes), and the operator's
 Python signature (``inspect.signature(tvm.relax.op.<name>)``) is walked from it:
 
 - each argument with a default: omitted; ``None`` where its annotation admits None;

@@ -1,15 +1,19 @@
-"""The Relax ops the frontend tests emit, driven by their Python signatures (tvm_conformance.
-relax_signatures): `axis` omitted, None, each axis as a non-negative and a negative int, tuples of
-axes; `keepdims` both ways; every dtype of float32 / float16 / int32 / int64 / bool that the op's
-struct-info inference accepts (a refusal there is TVM's answer, recorded, not a failure). Each
-op's accepted points are one IRModule (one function per point), compiled once per exec mode and
-compared with a float64 torch reference by the kit's tolerance rule (exact for integer and bool).
+"""The Relax ops the frontend tests and the op corpus emit, by their Python signatures
+(tvm_conformance.relax_signatures): `axis` omitted, None, each axis as a non-negative and a
+negative int, tuples of axes; `keepdims` both ways; every dtype of float32 / float16 / int32 /
+int64 / bool that the op's struct-info inference accepts (a refusal there is TVM's answer,
+recorded, not a failure). Each op's accepted points are one IRModule (one function per point),
+compiled once per exec mode and compared with a float64 torch reference by the kit's tolerance rule
+(exact for integer and bool).
 
-The ops come from the modules the frontend tests import, collected by tools/relax_op_corpus into
-op_corpus.json (importing the models costs ~20 s): each op's base call (argument shapes,
-attributes) is the first call found. The file records a digest of the files that decide it; a
-change to them fails test_corpus_file_is_current until the file is regenerated. All ops'
-accepted points are one IRModule, built once per exec mode.
+The ops come from the modules the frontend tests and the op corpus's tier import, collected by
+tools/relax_op_corpus into op_corpus.json (importing them costs ~70 s): each op's base call
+(argument shapes, attributes) is the first call found (the frontend tests' first). The file
+records a digest of the files that decide it; a change to them fails
+test_corpus_file_is_current until the file is regenerated. All ops' accepted points are one
+IRModule, built once per exec mode. The frontend tests' ops are walked whole; an op only the op
+corpus emits runs its base call in every dtype, in bytecode, unless TVM_CONFORMANCE_FULL_WALK=1
+(`--config=op_corpus`) walks it whole (_whole: CI time).
 """
 
 from __future__ import annotations
