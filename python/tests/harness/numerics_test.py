@@ -54,12 +54,14 @@ def test_pytorch_float32_is_within_the_rule() -> None:
 
 
 def test_old_rule_rejected_the_recorded_value() -> None:
-    """Why the rule exists: 1e-5 element-wise ignores that [1, 0] is a cancellation."""
+    """Why the rule exists: 1e-5 element-wise ignores that [1, 0] is a cancellation. The
+    recorded value is 1.9e-5 from the exact one, beyond rtol = atol = 1e-5. (Against PyTorch's
+    float32 result, what the old rule compared with, the verdict follows the CPU: on an Intel
+    Xeon PyTorch's own [1, 0] is 0.36724073, 1.95e-5 from the exact value, and the old rule
+    accepted the same TVM value that it refused on the Zen 5.)"""
     model, inputs = _mlp_case()
-    (want,) = _float32(model, inputs)
-    got = want.copy()
-    got[1, 0] = RECORDED_TVM_VALUE
-    assert not np.allclose(got, want, rtol=1e-5, atol=1e-5)
+    (ref,) = numerics.references(model, inputs)
+    assert not np.isclose(RECORDED_TVM_VALUE, ref.value[1, 0], rtol=1e-5, atol=1e-5)
 
 
 class LinearBias(torch.nn.Module):
