@@ -358,7 +358,10 @@ DEVIATIONS: tuple[Deviation, ...] = (
         "which their struct-info inference accepts, build and compute as numpy does on bool "
         "(or are refused with a clear error when the call is made); so do R.subtract, "
         "R.maximum, R.minimum, R.greater(_equal), R.less(_equal), R.outer, R.square, "
-        "R.divide, R.floor_divide, R.floor_mod and R.mod (the op corpus's ops).",
+        "R.divide, R.floor_divide, R.floor_mod and R.mod (the op corpus's ops), "
+        "R.nn.avg_pool1d/2d/3d and R.nn.adaptive_avg_pool2d, and R.nn.conv1d, R.nn.conv3d, "
+        "R.nn.conv1d_transpose and R.nn.conv2d_transpose with no out_dtype (with a float "
+        "out_dtype they build and compute).",
         actual="relax.build raises InternalError 'Check failed: "
         "(t.MatchesCode(DLDataTypeCode::kDLFloat)) is false' while compiling them (TVM 0.27 "
         "with tvm-ffi 0.1.14 and 0.1.15, TVM 0.26); the four divisions say "
@@ -375,7 +378,8 @@ DEVIATIONS: tuple[Deviation, ...] = (
         area="relax",
         expected="R.argmax and R.nn.max_pool2d of a bool tensor, which their struct-info "
         "inference accepts, build and give numpy's argmax (the first True) as int64 and the "
-        "window's 'any'; R.argmin, R.max and R.min likewise (numpy's argmin, any, all).",
+        "window's 'any'; R.argmin, R.max, R.min, R.nn.max_pool1d and R.nn.max_pool3d "
+        "likewise (numpy's argmin, any, all; the window's 'any').",
         actual="relax.build raises InternalError 'Cannot decide min_value for type T.bool' "
         "('max_value' for R.argmin and R.min) "
         "while legalizing it: topi has no identity value for bool (TVM 0.27 with tvm-ffi "
@@ -421,9 +425,9 @@ DEVIATIONS: tuple[Deviation, ...] = (
     Deviation(
         id="relax-int-mean-returns-int64",
         area="relax",
-        expected="R.mean (and R.variance) of an int32 or bool tensor returns the dtype its "
-        "struct-info inference declares (the input's, like R.sum), holding the result "
-        "truncated.",
+        expected="R.mean (and R.variance) of an int32 or bool tensor, and R.nn.avg_pool1d/2d/3d "
+        "of an int32 tensor, return the dtype their struct-info inference declares (the "
+        "input's, like R.sum), holding the result truncated.",
         actual="The compiled function returns an int64 tensor where the call's type declares "
         "int32 (bool), in both exec modes (TVM 0.27 with tvm-ffi 0.1.14 and 0.1.15, "
         "TVM 0.26).",
@@ -579,6 +583,54 @@ DEVIATIONS: tuple[Deviation, ...] = (
         tests=(
             "//python/tests/relax:op_signatures_test_llvm :: "
             "test_known_deviation[llvm-relax-batch-norm-float16-returns-float32-*]",
+        ),
+        tvm=">=0.26",
+    ),
+    Deviation(
+        id="relax-bool-adaptive-pool-returns-int32",
+        area="relax",
+        expected="R.nn.adaptive_avg_pool1d and R.nn.adaptive_avg_pool3d of a bool tensor return "
+        "bool, the dtype their struct-info inference declares.",
+        actual="The compiled function returns an int32 tensor (TVM 0.27 with tvm-ffi 0.1.14 and "
+        "0.1.15, TVM 0.26; "
+        "R.nn.adaptive_avg_pool2d of bool fails to build instead: "
+        "relax-bool-arithmetic-build-fails).",
+        raises="tvm_conformance.observed.UndeclaredDtypeReturned",
+        tests=(
+            "//python/tests/relax:op_signatures_test_llvm :: "
+            "test_known_deviation[llvm-relax-bool-adaptive-pool-returns-int32-*]",
+        ),
+        tvm=">=0.26",
+    ),
+    Deviation(
+        id="relax-adaptive-avg-pool1d-default-output-size",
+        area="relax",
+        expected="R.nn.adaptive_avg_pool1d with output_size omitted or None (its default: the "
+        "input's size, which its struct-info inference accepts) builds and averages over "
+        "windows of one element.",
+        actual="relax.build raises TypeError 'Cannot convert from type `ir.IntImm` to "
+        "`Array<ir.Expr>`' while legalizing it (TVM 0.27 / tvm-ffi 0.1.14, TVM 0.26); only the "
+        "whole walk (`--config=op_corpus`) calls it so.",
+        raises="tvm_conformance.observed.DefaultArgumentBuildFailed",
+        tests=(
+            "//python/tests/relax:op_signatures_test_llvm :: "
+            "test_known_deviation[llvm-relax-adaptive-avg-pool1d-default-output-size-*]",
+        ),
+        tvm=">=0.26",
+    ),
+    Deviation(
+        id="relax-pixel-shuffle-legalize-missing",
+        area="relax",
+        expected="R.nn.pixel_shuffle (which the PyTorch frontends emit for "
+        "torch.nn.functional.pixel_shuffle; its struct-info inference accepts every dtype) "
+        "builds and rearranges the channels as torch does.",
+        actual="relax.build raises AttributeError \"module 'tvm.topi.nn' has no attribute "
+        "'pixel_shuffle'\" in every dtype: its legalization calls a topi function TVM does "
+        "not have (TVM 0.27 with tvm-ffi 0.1.14 and 0.1.15, TVM 0.26).",
+        raises="tvm_conformance.observed.LegalizationMissing",
+        tests=(
+            "//python/tests/relax:op_signatures_test_llvm :: "
+            "test_known_deviation[llvm-relax-pixel-shuffle-legalize-missing-*]",
         ),
         tvm=">=0.26",
     ),

@@ -143,6 +143,16 @@ class ScalarParameterRefused(DeviationObserved):
     legalizing (topi asserts a 1-d one)."""
 
 
+class DefaultArgumentBuildFailed(DeviationObserved):
+    """An op called with an argument at its documented default (omitted or None), accepted by
+    its struct-info inference, failed to build while the default pipeline legalized it."""
+
+
+class LegalizationMissing(DeviationObserved):
+    """An op accepted by its struct-info inference failed to build in every form: its
+    registered legalization calls a function TVM does not have."""
+
+
 class NegativeAxisLegalizeFailed(DeviationObserved):
     """An op given a negative axis, accepted by its struct-info inference, failed while the
     default pipeline legalized it (the legalizer did not normalize the axis)."""

@@ -541,25 +541,108 @@ def _matmul(x1: Any, x2: Any, out_dtype: Any = None) -> Any:
     return out if out_dtype is None else out.to(getattr(torch, str(out_dtype)))
 
 
-def _conv2d(data: Any, weight: Any, **kw: Any) -> Any:
+_SPATIAL = {1: "W", 2: "HW", 3: "DHW"}
+
+
+def _window_pads(padding: Any, n: int) -> list[tuple[int, int]]:
+    """Relax's ``padding`` of an N-d window op as (before, after) per spatial axis: one int for
+    all, one per axis for both sides, or the befores then the afters."""
+    pads = [padding] if isinstance(padding, int) else list(padding)
+    pads = pads * n if len(pads) == 1 else pads
+    pads = pads * 2 if len(pads) == n else pads
+    return list(zip(pads[:n], pads[n:], strict=True))
+
+
+def _torch_pads(pads: list[tuple[int, int]]) -> list[int]:
+    """(before, after) per spatial axis in ``torch.nn.functional.pad``'s order (last axis first)."""
+    return [v for before, after in reversed(pads) for v in (before, after)]
+
+
+def _window_layouts(kw: Mapping[str, Any], n: int, **defaults: str) -> None:
+    """Refuse a layout the references do not model (the walk keeps the call's own)."""
+    for name, default in defaults.items():
+        if kw.get(name) not in (None, "", default):
+            raise NotImplementedError(f"{name}={kw[name]!r} (the reference takes {default})")
+
+
+def _in_out_dtype(compute: Callable[..., Any], tensors: list[Any], dtype: Any) -> Any:
+    """``compute`` as an op with an ``out_dtype`` runs it: integer and bool inputs converted to
+    ``out_dtype`` first (topi's convolutions cast both operands), the result in ``out_dtype``;
+    without one, in the inputs' dtype (_exact)."""
     import torch
 
-    if kw.get("data_layout", "NCHW") != "NCHW" or kw.get("kernel_layout", "OIHW") != "OIHW":
-        raise NotImplementedError(f"layouts {kw}")
-    pad = kw.get("padding", (0, 0))
-    pad = [pad] * 4 if isinstance(pad, int) else list(pad)
-    pad = pad * 2 if len(pad) == 2 else pad  # (top, left, bottom, right)
+    if dtype in (None, ""):
+        return _exact(compute)(*tensors)
+    if tensors[0].is_floating_point():
+        return compute(*tensors).to(getattr(torch, str(dtype)))
+    return compute(*[t.to(torch.float64) for t in tensors]).to(getattr(torch, str(dtype)))
 
-    def compute(d: Any, w: Any) -> Any:
-        d = torch.nn.functional.pad(d, (pad[1], pad[3], pad[0], pad[2]))
-        return torch.nn.functional.conv2d(
-            d, w, stride=kw.get("strides", 1), dilation=kw.get("dilation", 1),
-            groups=kw.get("groups", 1),
+
+def _conv(n: int) -> Callable[..., Any]:
+    """R.nn.conv1d / conv2d / conv3d in channels-first layouts: the input padded explicitly
+    (Relax's padding may differ before and after), then torch's convolution."""
+    spatial = _SPATIAL[n]
+
+    def run(data: Any, weight: Any, **kw: Any) -> Any:
+        import torch
+
+        _window_layouts(
+            kw, n, data_layout=f"NC{spatial}", kernel_layout=f"OI{spatial}",
+            out_layout=f"NC{spatial}",
         )  # fmt: skip
+        pads = _torch_pads(_window_pads(kw.get("padding", 0), n))
+        conv = getattr(torch.nn.functional, f"conv{n}d")
 
-    out = _exact(compute)(data, weight)
-    dtype = kw.get("out_dtype")
-    return out if dtype in (None, "") else out.to(getattr(torch, str(dtype)))
+        def compute(d: Any, w: Any) -> Any:
+            return conv(
+                torch.nn.functional.pad(d, pads), w, stride=kw.get("strides", 1),
+                dilation=kw.get("dilation", 1), groups=kw.get("groups", 1),
+            )  # fmt: skip
+
+        return _in_out_dtype(compute, [data, weight], kw.get("out_dtype"))
+
+    return run
+
+
+def _conv_transpose(n: int) -> Callable[..., Any]:
+    """R.nn.conv1d_transpose / conv2d_transpose (weights in IO layout, torch's): torch's
+    transposed convolution without padding, then each spatial axis cut to Relax's output,
+    from ``before`` on, ``output_padding`` more at the end (zeros past the full result)."""
+    spatial = _SPATIAL[n]
+
+    def run(data: Any, weight: Any, **kw: Any) -> Any:
+        import torch
+
+        _window_layouts(
+            kw, n, data_layout=f"NC{spatial}", kernel_layout=f"IO{spatial}",
+            out_layout=f"NC{spatial}",
+        )  # fmt: skip
+        pads = _window_pads(kw.get("padding", 0), n)
+        extra = kw.get("output_padding", 0)
+        extra = [extra] * n if isinstance(extra, int) else list(extra) * (n // len(extra))
+        strides = kw.get("strides", 1)
+        strides = [strides] * n if isinstance(strides, int) else list(strides) * (n // len(strides))
+        dilation = kw.get("dilation", 1)
+        dilation = [dilation] * n if isinstance(dilation, int) else list(dilation)
+        dilation = dilation * (n // len(dilation))
+        transpose = getattr(torch.nn.functional, f"conv_transpose{n}d")
+
+        def compute(d: Any, w: Any) -> Any:
+            out = transpose(d, w, stride=strides, dilation=dilation, groups=kw.get("groups", 1))
+            for axis, ((before, after), more) in enumerate(zip(pads, extra, strict=True)):
+                dim = 2 + axis
+                size = out.shape[dim] - before - after + more
+                # Past the full result (output_padding beyond the after padding): zeros.
+                tail = [0, 0] * (out.dim() - dim - 1) + [0, max(0, before + size - out.shape[dim])]
+                out = torch.nn.functional.pad(out, tail).narrow(dim, before, size)
+            return out
+
+        return _in_out_dtype(compute, [data, weight], kw.get("out_dtype"))
+
+    return run
+
+
+_conv2d = _conv(2)
 
 
 def _layer_norm(
@@ -599,23 +682,98 @@ def _batch_norm(
     return out, new_mean, new_var
 
 
-def _max_pool2d(data: Any, **kw: Any) -> Any:
+def _max_pool(n: int) -> Callable[..., Any]:
+    """R.nn.max_pool1d / 2d / 3d in channels-first layouts: the input padded with -inf
+    explicitly, then torch's max pooling."""
+    spatial = _SPATIAL[n]
+
+    def run(data: Any, **kw: Any) -> Any:
+        import torch
+
+        _window_layouts(kw, n, layout=f"NC{spatial}", out_layout=f"NC{spatial}")
+        pads = _torch_pads(_window_pads(kw.get("padding", 0), n))
+        pool = getattr(torch.nn.functional, f"max_pool{n}d")
+
+        def compute(d: Any) -> Any:
+            return pool(
+                torch.nn.functional.pad(d, pads, value=-torch.inf), kw.get("pool_size", 1),
+                stride=kw.get("strides", 1), dilation=kw.get("dilation", 1),
+                ceil_mode=kw.get("ceil_mode", False),
+            )  # fmt: skip
+
+        return _exact(compute)(data)
+
+    return run
+
+
+_max_pool2d = _max_pool(2)
+
+
+def _avg_pool(n: int) -> Callable[..., Any]:
+    """R.nn.avg_pool1d / 2d / 3d in channels-first layouts by torch's average pooling, which
+    takes padding the same on both sides and no dilation (the walk keeps the call's own
+    padding and dilation; any other is refused here)."""
+    spatial = _SPATIAL[n]
+
+    def run(data: Any, **kw: Any) -> Any:
+        import torch
+
+        _window_layouts(kw, n, layout=f"NC{spatial}", out_layout=f"NC{spatial}")
+        pads = _window_pads(kw.get("padding", 0), n)
+        dilation = kw.get("dilation", 1)
+        if any(b != a for b, a in pads) or any(d != 1 for d in np.ravel(dilation)):
+            raise NotImplementedError(f"padding {pads}, dilation {dilation}")
+        pool = getattr(torch.nn.functional, f"avg_pool{n}d")
+
+        def compute(d: Any) -> Any:
+            # torch's CPU avg_pool3d has no float16 kernel: float32 holds float16's values.
+            work = d.to(torch.float32) if d.dtype == torch.float16 else d
+            return pool(
+                work, kw.get("pool_size", 1), stride=kw.get("strides", 1),
+                padding=[b for b, _ in pads], ceil_mode=kw.get("ceil_mode", False),
+                count_include_pad=kw.get("count_include_pad", True),
+            ).to(d.dtype)  # fmt: skip
+
+        return _exact(compute)(data)
+
+    return run
+
+
+def _adaptive_avg_pool(n: int) -> Callable[..., Any]:
+    """R.nn.adaptive_avg_pool1d / 2d / 3d in channels-first layouts (no output size: the
+    input's) by torch's adaptive average pooling (the same bins)."""
+    spatial = _SPATIAL[n]
+
+    def run(data: Any, output_size: Any = None, **kw: Any) -> Any:
+        import torch
+
+        _window_layouts(kw, n, layout=f"NC{spatial}", out_layout=f"NC{spatial}")
+        size = list(data.shape[2:]) if output_size is None else output_size
+        size = [size] * n if isinstance(size, int) else list(size) * (n // len(size))
+        pool = getattr(torch.nn.functional, f"adaptive_avg_pool{n}d")
+        return _exact(lambda d: pool(d, size))(data)
+
+    return run
+
+
+def _pixel_shuffle(data: Any, upscale_factor: int) -> Any:
     import torch
 
-    if kw.get("layout", "NCHW") != "NCHW" or kw.get("out_layout") not in (None, "NCHW"):
-        raise NotImplementedError(f"layouts {kw}")
-    pad = kw.get("padding", (0, 0))
-    pad = [pad] * 4 if isinstance(pad, int) else list(pad)
-    pad = pad * 2 if len(pad) == 2 else pad  # (top, left, bottom, right)
+    return _exact(lambda d: torch.nn.functional.pixel_shuffle(d, upscale_factor))(data)
 
-    def compute(d: Any) -> Any:
-        d = torch.nn.functional.pad(d, (pad[1], pad[3], pad[0], pad[2]), value=-torch.inf)
-        return torch.nn.functional.max_pool2d(
-            d, kw.get("pool_size", (1, 1)), stride=kw.get("strides", (1, 1)),
-            dilation=kw.get("dilation", (1, 1)), ceil_mode=kw.get("ceil_mode", False),
-        )  # fmt: skip
 
-    return _exact(compute)(data)
+def _einsum(operands: Any, subscripts: str) -> Any:
+    import torch
+
+    return _exact(lambda *t: torch.einsum(subscripts, *t))(*operands)
+
+
+def _full_like(x: Any, fill_value: Any, dtype: Any = None) -> Any:
+    """A tensor of ``x``'s shape, ``fill_value`` (0-d) everywhere, in ``dtype`` (x's if None)."""
+    import torch
+
+    out = fill_value.to(x.dtype if dtype in (None, "") else getattr(torch, str(dtype)))
+    return out.expand(x.shape).clone()
 
 
 def _torch(name: str, **fixed: Any) -> Callable[..., Any]:
@@ -1013,6 +1171,17 @@ REFERENCES: Mapping[str, Callable[..., Any]] = {
     "relax.split": _split,
     "relax.nn.pad": _pad,
     "relax.nn.prelu": _prelu,
+    "relax.nn.conv1d": _conv(1),
+    "relax.nn.conv3d": _conv(3),
+    "relax.nn.conv1d_transpose": _conv_transpose(1),
+    "relax.nn.conv2d_transpose": _conv_transpose(2),
+    "relax.nn.max_pool1d": _max_pool(1),
+    "relax.nn.max_pool3d": _max_pool(3),
+    **{f"relax.nn.avg_pool{n}d": _avg_pool(n) for n in (1, 2, 3)},
+    **{f"relax.nn.adaptive_avg_pool{n}d": _adaptive_avg_pool(n) for n in (1, 2, 3)},
+    "relax.nn.pixel_shuffle": _pixel_shuffle,
+    "relax.einsum": _einsum,
+    "relax.full_like": _full_like,
 }
 
 # Ops the collection finds with a static base call and a legalization but the walk does not drive
@@ -1026,32 +1195,18 @@ UNREFERENCED: Mapping[str, str] = {
     "relax.eye": _NO_TENSOR,
     "relax.full": _NO_TENSOR,
     "relax.zeros": _NO_TENSOR,
-    "relax.full_like": "a 0-d fill tensor: no reference adapter yet",
     "relax.bucketize": "sorted boundaries: the walk's inputs are not sorted",
     "relax.gather_elements": _INDICES,
     "relax.scatter_elements": _INDICES,
     "relax.take": _INDICES,
     "relax.nn.nll_loss": _INDICES,
     "relax.slice_scatter": "start / end / step constants: no reference adapter yet",
-    "relax.einsum": "a subscripts string: no reference adapter yet",
     "relax.meshgrid": "a tuple output of a tuple input: no reference adapter yet",
-    "relax.median": "no reference adapter yet (Relax's median of an even count)",
+    "relax.median": "with an axis it returns (values, indices): the index of a tied median "
+    "(the walk's small integers tie) is not decided by a reference yet",
     "relax.image.grid_sample": _WINDOW,
     "relax.image.resize2d": _WINDOW,
     "relax.image.resize3d": _WINDOW,
-    "relax.nn.adaptive_avg_pool1d": _WINDOW,
-    "relax.nn.adaptive_avg_pool2d": _WINDOW,
-    "relax.nn.adaptive_avg_pool3d": _WINDOW,
-    "relax.nn.avg_pool1d": _WINDOW,
-    "relax.nn.avg_pool2d": _WINDOW,
-    "relax.nn.avg_pool3d": _WINDOW,
-    "relax.nn.max_pool1d": _WINDOW,
-    "relax.nn.max_pool3d": _WINDOW,
-    "relax.nn.conv1d": _WINDOW,
-    "relax.nn.conv3d": _WINDOW,
-    "relax.nn.conv1d_transpose": _WINDOW,
-    "relax.nn.conv2d_transpose": _WINDOW,
-    "relax.nn.pixel_shuffle": "no reference adapter yet",
     "relax.nn.group_norm": "no reference adapter yet (num_groups, channel_axis)",
     "relax.nn.instance_norm": "no reference adapter yet (channel_axis)",
     "relax.nn.attention": "no reference adapter yet (BSNH layout, causal masks)",

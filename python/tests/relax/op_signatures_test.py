@@ -37,7 +37,9 @@ from tvm_conformance.observed import (
     BoolOpBuildFailed,
     BoolReductionRefused,
     CenterScaleIgnored,
+    DefaultArgumentBuildFailed,
     InfiniteIntBoundFailed,
+    LegalizationMissing,
     MathIntrinsicMissing,
     NegativeAxisLegalizeFailed,
     ScalarParameterRefused,
@@ -91,10 +93,19 @@ _BOOL_ARITHMETIC = {
     "relax.add", "relax.multiply", "relax.matmul", "relax.nn.relu", "relax.nn.conv2d",
     "relax.subtract", "relax.maximum", "relax.minimum", "relax.greater", "relax.greater_equal",
     "relax.less", "relax.less_equal", "relax.outer", "relax.square", "relax.divide",
-    "relax.floor_divide", "relax.floor_mod", "relax.mod",
+    "relax.floor_divide", "relax.floor_mod", "relax.mod", "relax.nn.avg_pool1d",
+    "relax.nn.avg_pool2d", "relax.nn.avg_pool3d", "relax.nn.adaptive_avg_pool2d",
 }  # fmt: skip
+# Convolutions whose bool points fail to build only in bool (no out_dtype); with a float
+# out_dtype they build and compute (checked as any other point).
+_BOOL_CONVOLUTIONS = {
+    "relax.nn.conv1d", "relax.nn.conv3d", "relax.nn.conv1d_transpose",
+    "relax.nn.conv2d_transpose",
+}  # fmt: skip
+_AVG_POOLS = ("relax.nn.avg_pool1d", "relax.nn.avg_pool2d", "relax.nn.avg_pool3d")
 _BOOL_REDUCTIONS = {
-    "relax.argmax", "relax.argmin", "relax.max", "relax.min", "relax.nn.max_pool2d",
+    "relax.argmax", "relax.argmin", "relax.max", "relax.min", "relax.nn.max_pool1d",
+    "relax.nn.max_pool2d", "relax.nn.max_pool3d",
 }  # fmt: skip
 _CLIP_APPLIES = {
     d: deviations.applies(d)
@@ -112,8 +123,31 @@ def _negative_axis(point: relax_signatures.Point) -> bool:
 KNOWN: dict[str, tuple[Callable[[relax_signatures.Point], bool], type | None, str, type]] = {
     # id -> (the points, the exception relax.build raises, its message, the observed class);
     # no exception: the points build and run, and every one of them fails with the message.
+    # A point belongs to the first entry whose predicate takes it.
+    "relax-pixel-shuffle-legalize-missing": (
+        lambda p: p.op == "relax.nn.pixel_shuffle",
+        AttributeError,
+        r"module 'tvm\.topi\.nn' has no attribute 'pixel_shuffle'",
+        LegalizationMissing,
+    ),
+    "relax-adaptive-avg-pool1d-default-output-size": (
+        lambda p: (
+            p.op == "relax.nn.adaptive_avg_pool1d" and dict(p.kwargs).get("output_size") is None
+        ),
+        TypeError,
+        r"(?s).*Cannot convert from type `ir\.IntImm` to `Array<ir\.Expr>`.*",
+        DefaultArgumentBuildFailed,
+    ),
     "relax-bool-arithmetic-build-fails": (
-        lambda p: p.op in _BOOL_ARITHMETIC and p.dtype == "bool",
+        lambda p: (
+            p.dtype == "bool"
+            and (
+                p.op in _BOOL_ARITHMETIC
+                or (
+                    p.op in _BOOL_CONVOLUTIONS and dict(p.kwargs).get("out_dtype") in (None, "bool")
+                )
+            )
+        ),
         tvm.error.InternalError,
         r"(?s).*Check failed: \((t|dtype)\.MatchesCode\(DLDataTypeCode::kDLFloat\)\) is "
         r"false.*",
@@ -205,9 +239,21 @@ KNOWN: dict[str, tuple[Callable[[relax_signatures.Point], bool], type | None, st
         CenterScaleIgnored,
     ),
     "relax-int-mean-returns-int64": (
-        lambda p: p.op in ("relax.mean", "relax.variance") and p.dtype in ("int32", "bool"),
+        lambda p: (
+            (p.op in ("relax.mean", "relax.variance") and p.dtype in ("int32", "bool"))
+            or (p.op in _AVG_POOLS and p.dtype == "int32")
+        ),
         None,
         r"output 0: dtype int64 differs from (int32|bool) .*",
+        UndeclaredDtypeReturned,
+    ),
+    "relax-bool-adaptive-pool-returns-int32": (
+        lambda p: (
+            p.op in ("relax.nn.adaptive_avg_pool1d", "relax.nn.adaptive_avg_pool3d")
+            and p.dtype == "bool"
+        ),
+        None,
+        r"output 0: dtype int32 differs from bool .*",
         UndeclaredDtypeReturned,
     ),
     "relax-int-std-returns-float32": (
@@ -367,8 +413,8 @@ def _known_cases() -> list[Any]:
     cases = []
     for op in _ops():
         calls, _ = corpus()
-        for dev_id, (applies, *_) in KNOWN.items():
-            if any(applies(p) for p in _walk(op)):
+        for dev_id in KNOWN:
+            if any(_known(p) == dev_id for p in _walk(op)):
                 for mode in _modes(op):
                     cases.append(
                         pytest.param(dev_id, op, mode, marks=deviations.xfail(dev_id),
@@ -381,11 +427,16 @@ def _known_cases() -> list[Any]:
 def test_known_deviation(
     dev_id: str, op: str, exec_mode: str, target: str, dev: tvm.runtime.Device
 ) -> None:
-    """The points a known deviation covers, built together: the recorded failure, or a match."""
+    """The points a known deviation covers (those _known gives it), built together: the
+    recorded failure, or a match."""
     calls, _ = corpus()
-    applies, exc_type, message, observed = KNOWN[dev_id]
+    _, exc_type, message, observed = KNOWN[dev_id]
     op_plan = relax_signatures.plan_op(
-        op, calls[op], skip=lambda p: not applies(p), crossed=_whole(op), only_base=not _whole(op)
+        op,
+        calls[op],
+        skip=lambda p: _known(p) != dev_id,
+        crossed=_whole(op),
+        only_base=not _whole(op),
     )
     assert op_plan.points, f"{op}: no accepted point of {dev_id}"
     if exc_type is None:
