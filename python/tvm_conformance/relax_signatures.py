@@ -565,6 +565,21 @@ def _window_layouts(kw: Mapping[str, Any], n: int, **defaults: str) -> None:
             raise NotImplementedError(f"{name}={kw[name]!r} (the reference takes {default})")
 
 
+def _conv_layouts(kw: Mapping[str, Any], n: int, kernel: str) -> None:
+    """A convolution's layouts: channels first, the kernel's ``kernel`` ("OI" / "IO") first."""
+    spatial = _SPATIAL[n]
+    _window_layouts(
+        kw, n, data_layout=f"NC{spatial}", kernel_layout=f"{kernel}{spatial}",
+        out_layout=f"NC{spatial}",
+    )  # fmt: skip
+
+
+def _per_axis(value: Any, n: int) -> list[int]:
+    """An int or a per-axis sequence (one value: every axis) as one value per spatial axis."""
+    values = [value] if isinstance(value, int) else list(value)
+    return values * n if len(values) == 1 else values
+
+
 def _in_out_dtype(compute: Callable[..., Any], tensors: list[Any], dtype: Any) -> Any:
     """``compute`` as an op with an ``out_dtype`` runs it: integer and bool inputs converted to
     ``out_dtype`` first (topi's convolutions cast both operands), the result in ``out_dtype``;
@@ -581,15 +596,11 @@ def _in_out_dtype(compute: Callable[..., Any], tensors: list[Any], dtype: Any) -
 def _conv(n: int) -> Callable[..., Any]:
     """R.nn.conv1d / conv2d / conv3d in channels-first layouts: the input padded explicitly
     (Relax's padding may differ before and after), then torch's convolution."""
-    spatial = _SPATIAL[n]
 
     def run(data: Any, weight: Any, **kw: Any) -> Any:
         import torch
 
-        _window_layouts(
-            kw, n, data_layout=f"NC{spatial}", kernel_layout=f"OI{spatial}",
-            out_layout=f"NC{spatial}",
-        )  # fmt: skip
+        _conv_layouts(kw, n, kernel="OI")
         pads = _torch_pads(_window_pads(kw.get("padding", 0), n))
         conv = getattr(torch.nn.functional, f"conv{n}d")
 
@@ -608,23 +619,15 @@ def _conv_transpose(n: int) -> Callable[..., Any]:
     """R.nn.conv1d_transpose / conv2d_transpose (weights in IO layout, torch's): torch's
     transposed convolution without padding, then each spatial axis cut to Relax's output,
     from ``before`` on, ``output_padding`` more at the end (zeros past the full result)."""
-    spatial = _SPATIAL[n]
 
     def run(data: Any, weight: Any, **kw: Any) -> Any:
         import torch
 
-        _window_layouts(
-            kw, n, data_layout=f"NC{spatial}", kernel_layout=f"IO{spatial}",
-            out_layout=f"NC{spatial}",
-        )  # fmt: skip
+        _conv_layouts(kw, n, kernel="IO")
         pads = _window_pads(kw.get("padding", 0), n)
-        extra = kw.get("output_padding", 0)
-        extra = [extra] * n if isinstance(extra, int) else list(extra) * (n // len(extra))
-        strides = kw.get("strides", 1)
-        strides = [strides] * n if isinstance(strides, int) else list(strides) * (n // len(strides))
-        dilation = kw.get("dilation", 1)
-        dilation = [dilation] * n if isinstance(dilation, int) else list(dilation)
-        dilation = dilation * (n // len(dilation))
+        extra = _per_axis(kw.get("output_padding", 0), n)
+        strides = _per_axis(kw.get("strides", 1), n)
+        dilation = _per_axis(kw.get("dilation", 1), n)
         transpose = getattr(torch.nn.functional, f"conv_transpose{n}d")
 
         def compute(d: Any, w: Any) -> Any:
@@ -748,8 +751,7 @@ def _adaptive_avg_pool(n: int) -> Callable[..., Any]:
         import torch
 
         _window_layouts(kw, n, layout=f"NC{spatial}", out_layout=f"NC{spatial}")
-        size = list(data.shape[2:]) if output_size is None else output_size
-        size = [size] * n if isinstance(size, int) else list(size) * (n // len(size))
+        size = _per_axis(list(data.shape[2:]) if output_size is None else output_size, n)
         pool = getattr(torch.nn.functional, f"adaptive_avg_pool{n}d")
         return _exact(lambda d: pool(d, size))(data)
 
