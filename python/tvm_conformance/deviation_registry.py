@@ -359,7 +359,8 @@ DEVIATIONS: tuple[Deviation, ...] = (
         "(or are refused with a clear error when the call is made); so do R.subtract, "
         "R.maximum, R.minimum, R.greater(_equal), R.less(_equal), R.outer, R.square, "
         "R.divide, R.floor_divide, R.floor_mod and R.mod (the op corpus's ops), "
-        "R.nn.avg_pool1d/2d/3d and R.nn.adaptive_avg_pool2d, and R.nn.conv1d, R.nn.conv3d, "
+        "R.nn.avg_pool1d/2d/3d, R.nn.adaptive_avg_pool2d and R.nn.nll_loss, and R.nn.conv1d, "
+        "R.nn.conv3d, "
         "R.nn.conv1d_transpose and R.nn.conv2d_transpose with no out_dtype (with a float "
         "out_dtype they build and compute).",
         actual="relax.build raises InternalError 'Check failed: "

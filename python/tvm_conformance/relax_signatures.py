@@ -426,7 +426,7 @@ def run_plan(
         if (point, seed + i) not in cache:
             inputs = inputs_for(shapes, seed + i)
             for position, domain in DOMAINS.get(plan.op, {}).items():
-                inputs[position] = _in_domain(domain, inputs[position])
+                inputs[position] = _in_domain(domain, inputs[position], inputs[0].shape)
             kwargs = dict(point.kwargs)
 
             def fn(*tensors: Any, kwargs: dict[str, Any] = kwargs) -> Any:
@@ -764,6 +764,39 @@ def _pixel_shuffle(data: Any, upscale_factor: int) -> Any:
     return _exact(lambda d: torch.nn.functional.pixel_shuffle(d, upscale_factor))(data)
 
 
+def _take(x: Any, indices: Any, axis: Any = None, mode: str = "fast") -> Any:
+    """numpy's take (the indices are in range: DOMAINS): along ``axis``, of the flattened
+    tensor without one."""
+    import torch
+
+    if mode not in ("fast", "clip", "wrap"):
+        raise NotImplementedError(f"mode {mode!r}")
+    source = x.reshape(-1) if axis is None else x
+    dim = 0 if axis is None else axis % x.dim()
+    picked = torch.index_select(source, dim, indices.reshape(-1))
+    shape = [*source.shape[:dim], *indices.shape, *source.shape[dim + 1 :]]
+    return picked.reshape(shape)
+
+
+def _gather_elements(data: Any, indices: Any, axis: int = 0) -> Any:
+    import torch
+
+    return torch.gather(data, axis % data.dim(), indices)
+
+
+def _nll_loss(
+    predictions: Any, targets: Any, weights: Any = None, reduction: str = "mean",
+    ignore_index: int = -100,
+) -> Any:  # fmt: skip
+    import torch
+
+    return _exact(
+        lambda p: torch.nn.functional.nll_loss(
+            p, targets, weight=weights, reduction=reduction, ignore_index=ignore_index
+        )
+    )(predictions)
+
+
 def _einsum(operands: Any, subscripts: str) -> Any:
     import torch
 
@@ -813,9 +846,14 @@ def _leakyrelu(data: Any, alpha: float = 0.01) -> Any:
     return torch.nn.functional.leaky_relu(data, alpha)
 
 
-def _in_domain(domain: str, x: np.ndarray) -> np.ndarray:
-    """``x`` moved into an argument's domain (DOMAINS), in its own dtype."""
+def _in_domain(domain: str, x: np.ndarray, first_shape: tuple[int, ...] = ()) -> np.ndarray:
+    """``x`` moved into an argument's domain (DOMAINS), in its own dtype; ``first_shape`` is
+    the shape of the op's first tensor (what an index points into)."""
     floating = x.dtype.kind == "f"
+    if domain == "index":
+        # In range along every axis of the first tensor (the walk's axis forms all index it),
+        # non-negative (R.take's "fast" mode leaves a negative index undefined).
+        return np.asarray(np.mod(x, min(first_shape, default=1)), dtype=x.dtype)
     if domain == "non_negative":
         out = np.abs(x)
     elif domain == "positive":
@@ -850,6 +888,9 @@ DOMAINS: Mapping[str, Mapping[int, str]] = {
     "relax.floor_mod": {0: "integral", 1: "integral_nonzero"},
     "relax.mod": {0: "integral", 1: "integral_nonzero"},
     "relax.power": {0: "positive", 1: "non_negative"},
+    "relax.take": {1: "index"},
+    "relax.gather_elements": {1: "index"},
+    "relax.nn.nll_loss": {1: "index"},  # a class of the predictions
 }
 
 
@@ -1183,6 +1224,9 @@ REFERENCES: Mapping[str, Callable[..., Any]] = {
     **{f"relax.nn.adaptive_avg_pool{n}d": _adaptive_avg_pool(n) for n in (1, 2, 3)},
     "relax.nn.pixel_shuffle": _pixel_shuffle,
     "relax.einsum": _einsum,
+    "relax.take": _take,
+    "relax.gather_elements": _gather_elements,
+    "relax.nn.nll_loss": _nll_loss,
     "relax.full_like": _full_like,
 }
 
@@ -1198,10 +1242,7 @@ UNREFERENCED: Mapping[str, str] = {
     "relax.full": _NO_TENSOR,
     "relax.zeros": _NO_TENSOR,
     "relax.bucketize": "sorted boundaries: the walk's inputs are not sorted",
-    "relax.gather_elements": _INDICES,
     "relax.scatter_elements": _INDICES,
-    "relax.take": _INDICES,
-    "relax.nn.nll_loss": _INDICES,
     "relax.slice_scatter": "start / end / step constants: no reference adapter yet",
     "relax.meshgrid": "a tuple output of a tuple input: no reference adapter yet",
     "relax.median": "with an axis it returns (values, indices): the index of a tied median "

@@ -95,6 +95,7 @@ _BOOL_ARITHMETIC = {
     "relax.less", "relax.less_equal", "relax.outer", "relax.square", "relax.divide",
     "relax.floor_divide", "relax.floor_mod", "relax.mod", "relax.nn.avg_pool1d",
     "relax.nn.avg_pool2d", "relax.nn.avg_pool3d", "relax.nn.adaptive_avg_pool2d",
+    "relax.nn.nll_loss",
 }  # fmt: skip
 # Convolutions whose bool points fail to build only in bool (no out_dtype); with a float
 # out_dtype they build and compute (checked as any other point).
