@@ -11,9 +11,11 @@ tools/relax_op_corpus into op_corpus.json (importing them costs ~70 s): each op'
 (argument shapes, attributes) is the first call found (the frontend tests' first). The file
 records a digest of the files that decide it; a change to them fails
 test_corpus_file_is_current until the file is regenerated. All ops' accepted points are one
-IRModule, built once per exec mode. The frontend tests' ops are walked whole; an op only the op
-corpus emits runs its base call in every dtype, in bytecode, unless TVM_CONFORMANCE_FULL_WALK=1
-(`--config=op_corpus`) walks it whole (_whole: CI time).
+IRModule, built once per exec mode. The frontend tests' ops are walked whole in bytecode and at
+their own call in every dtype in compiled mode; an op only the op corpus emits runs its own call
+in every dtype, in bytecode; TVM_CONFORMANCE_FULL_WALK=1 (`--config=op_corpus`) walks every op
+whole in both (_scope: CI time). Plain pytest skips the builds unless TVM_CONFORMANCE_OP_WALK=1
+asks for them (walk_builds).
 """
 
 from __future__ import annotations
@@ -111,8 +113,8 @@ _BOOL_ARITHMETIC = {
     "relax.nn.avg_pool2d", "relax.nn.avg_pool3d", "relax.nn.adaptive_avg_pool2d",
     "relax.nn.nll_loss",
 }  # fmt: skip
-# Convolutions whose bool points fail to build only in bool (no out_dtype); with a float
-# out_dtype they build and compute (checked as any other point).
+# Convolutions whose bool points fail to build only without an out_dtype (a bool result);
+# with a float out_dtype they build and compute (checked as any other point).
 _BOOL_CONVOLUTIONS = {
     "relax.nn.conv1d", "relax.nn.conv3d", "relax.nn.conv1d_transpose",
     "relax.nn.conv2d_transpose",
