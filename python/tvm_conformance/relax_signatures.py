@@ -558,7 +558,7 @@ def _torch_pads(pads: list[tuple[int, int]]) -> list[int]:
     return [v for before, after in reversed(pads) for v in (before, after)]
 
 
-def _window_layouts(kw: Mapping[str, Any], n: int, **defaults: str) -> None:
+def _window_layouts(kw: Mapping[str, Any], **defaults: str) -> None:
     """Refuse a layout the references do not model (the walk keeps the call's own)."""
     for name, default in defaults.items():
         if kw.get(name) not in (None, "", default):
@@ -569,9 +569,15 @@ def _conv_layouts(kw: Mapping[str, Any], n: int, kernel: str) -> None:
     """A convolution's layouts: channels first, the kernel's ``kernel`` ("OI" / "IO") first."""
     spatial = _SPATIAL[n]
     _window_layouts(
-        kw, n, data_layout=f"NC{spatial}", kernel_layout=f"{kernel}{spatial}",
+        kw, data_layout=f"NC{spatial}", kernel_layout=f"{kernel}{spatial}",
         out_layout=f"NC{spatial}",
     )  # fmt: skip
+
+
+def _pool_layouts(kw: Mapping[str, Any], n: int) -> None:
+    """A pool's layouts: channels first, in and out."""
+    spatial = _SPATIAL[n]
+    _window_layouts(kw, layout=f"NC{spatial}", out_layout=f"NC{spatial}")
 
 
 def _per_axis(value: Any, n: int) -> list[int]:
@@ -645,9 +651,6 @@ def _conv_transpose(n: int) -> Callable[..., Any]:
     return run
 
 
-_conv2d = _conv(2)
-
-
 def _layer_norm(
     data: Any, gamma: Any, beta: Any, axes: Any, epsilon: float = 1e-5, center: bool = True,
     scale: bool = True,
@@ -688,12 +691,11 @@ def _batch_norm(
 def _max_pool(n: int) -> Callable[..., Any]:
     """R.nn.max_pool1d / 2d / 3d in channels-first layouts: the input padded with -inf
     explicitly, then torch's max pooling."""
-    spatial = _SPATIAL[n]
 
     def run(data: Any, **kw: Any) -> Any:
         import torch
 
-        _window_layouts(kw, n, layout=f"NC{spatial}", out_layout=f"NC{spatial}")
+        _pool_layouts(kw, n)
         pads = _torch_pads(_window_pads(kw.get("padding", 0), n))
         pool = getattr(torch.nn.functional, f"max_pool{n}d")
 
@@ -709,19 +711,15 @@ def _max_pool(n: int) -> Callable[..., Any]:
     return run
 
 
-_max_pool2d = _max_pool(2)
-
-
 def _avg_pool(n: int) -> Callable[..., Any]:
     """R.nn.avg_pool1d / 2d / 3d in channels-first layouts by torch's average pooling, which
     takes padding the same on both sides and no dilation (the walk keeps the call's own
     padding and dilation; any other is refused here)."""
-    spatial = _SPATIAL[n]
 
     def run(data: Any, **kw: Any) -> Any:
         import torch
 
-        _window_layouts(kw, n, layout=f"NC{spatial}", out_layout=f"NC{spatial}")
+        _pool_layouts(kw, n)
         pads = _window_pads(kw.get("padding", 0), n)
         dilation = kw.get("dilation", 1)
         if any(b != a for b, a in pads) or any(d != 1 for d in np.ravel(dilation)):
@@ -745,12 +743,11 @@ def _avg_pool(n: int) -> Callable[..., Any]:
 def _adaptive_avg_pool(n: int) -> Callable[..., Any]:
     """R.nn.adaptive_avg_pool1d / 2d / 3d in channels-first layouts (no output size: the
     input's) by torch's adaptive average pooling (the same bins)."""
-    spatial = _SPATIAL[n]
 
     def run(data: Any, output_size: Any = None, **kw: Any) -> Any:
         import torch
 
-        _window_layouts(kw, n, layout=f"NC{spatial}", out_layout=f"NC{spatial}")
+        _pool_layouts(kw, n)
         size = _per_axis(list(data.shape[2:]) if output_size is None else output_size, n)
         pool = getattr(torch.nn.functional, f"adaptive_avg_pool{n}d")
         return _exact(lambda d: pool(d, size))(data)
@@ -1114,8 +1111,8 @@ REFERENCES: Mapping[str, Callable[..., Any]] = {
     "relax.nn.log_softmax": _softmax(log=True),
     "relax.nn.layer_norm": _layer_norm,
     "relax.nn.batch_norm": _batch_norm,
-    "relax.nn.conv2d": _conv2d,
-    "relax.nn.max_pool2d": _max_pool2d,
+    "relax.nn.conv2d": _conv(2),
+    "relax.nn.max_pool2d": _max_pool(2),
     "relax.permute_dims": _permute_dims,
     "relax.reshape": _reshape,
     # The ops only the op corpus emits (issue 55): elementwise, by torch's function of the name.
