@@ -18,7 +18,6 @@ import pytest
 import tvm
 from tvm import relax, tirx
 
-from tvm_conformance import numerics
 from tvm_conformance.relax_vm import EXEC_MODES, build_vm
 from tvm_conformance.struct_info_inputs import (
     RAISES,
@@ -59,10 +58,6 @@ def _vm(target: str, dev: tvm.runtime.Device, exec_mode: str) -> Any:
     return _VMS[target, exec_mode]
 
 
-def _doubled(*tensors: Any) -> tuple[Any, ...]:
-    return tuple(t + t for t in tensors)
-
-
 @pytest.mark.parametrize("exec_mode", EXEC_MODES)
 @pytest.mark.parametrize("case", WRONG, ids=[c.id for c in WRONG])
 def test_wrong_value_is_refused_and_vm_stays_usable(
@@ -84,5 +79,6 @@ def test_wrong_value_is_refused_and_vm_stays_usable(
     else:
         assert f"shape[{case.axis}]" in message and str(case.shape[case.axis]) in message, message
     out = vm["main"](*[tvm.runtime.tensor(a, dev) for a in good])
-    refs = numerics.references(_doubled, [np.asarray(a) for a in good])
-    numerics.check_outputs([t.numpy() for t in out], refs, where=f"after {case.what}")
+    # Each output is its input doubled, which rounds nothing: numpy's result, exactly.
+    for got, a in zip(out, good, strict=True):
+        np.testing.assert_array_equal(got.numpy(), a + a, f"after {case.what}", strict=True)

@@ -17,7 +17,6 @@ import pytest
 import tvm
 from tvm import relax, tirx
 
-from tvm_conformance import numerics
 from tvm_conformance.relax_vm import EXEC_MODES, build_vm
 from tvm_conformance.struct_info_inputs import (
     RAISES,
@@ -57,10 +56,6 @@ def _vm(target: str, dev: tvm.runtime.Device, exec_mode: str) -> Any:
     return _VMS[target, exec_mode]
 
 
-def _doubled(*tensors: Any) -> tuple[Any, ...]:
-    return tuple(t + t for t in tensors)
-
-
 def check_refused(call: Any, case: WrongInput, name: str, declared: tuple[Any, str]) -> None:
     """``call()`` raises an error naming ``name`` and the difference ``case`` makes."""
     with pytest.raises(RAISES[case.kind]) as info:
@@ -91,5 +86,6 @@ def test_wrong_argument_is_refused_and_vm_stays_usable(
         case, name, DECLARED[case.index],
     )  # fmt: skip
     out = vm["main"](*[tvm.runtime.tensor(a, dev) for a in good])
-    refs = numerics.references(_doubled, [np.asarray(a) for a in good])
-    numerics.check_outputs([t.numpy() for t in out], refs, where=f"after {case.what}")
+    # Each output is its input doubled, which rounds nothing: numpy's result, exactly.
+    for got, a in zip(out, good, strict=True):
+        np.testing.assert_array_equal(got.numpy(), a + a, f"after {case.what}", strict=True)
