@@ -53,6 +53,8 @@ RUN_PARSERS = {"//tools/verdict:report": "report", "//tools/mutants": "runner"}
 # Targets whose arguments are parsed by a shell script: the arguments it takes.
 RUN_SHELL_ARGS = {"//tools:lint": {"--fix"}}
 UNKNOWN = "VALUE"  # what an undefined variable stands for
+# The prerequisites' installer (tools/setup/prerequisites.txt's reader): its one argument.
+SETUP_SCRIPT = "tools/setup/prerequisites.sh"
 
 
 class _Parsed(Exception):
@@ -187,9 +189,11 @@ def repo_commands_of(text: str, path: Path) -> list[tuple[str, list[str]]]:
     found = []
     for where, script, env in scripts:
         for argv in commands(script, env):
+            if argv[0] == "sudo" and len(argv) > 1:
+                argv = argv[1:]
             if argv[0] in ("python3", "python") and len(argv) > 1 and argv[1].endswith(".py"):
                 argv = argv[1:]
-            if argv[0] == "./bazelw" or argv[0].endswith((".py", "run.sh")):
+            if argv[0] == "./bazelw" or argv[0].endswith((".py", "run.sh", SETUP_SCRIPT)):
                 found.append((where, argv))
     return found
 
@@ -287,6 +291,11 @@ def command_problems(argv: list[str]) -> list[str]:
         script = "tools/" + script  # the bundle's gpu_runner/ is tools/gpu_runner/
     if not (ROOT / script).is_file():
         return [f"{argv[0]}: no such file ({script})"]
+    if script == SETUP_SCRIPT:
+        modes = {"check", "install", "apt-line"}
+        if argv[1:2] and argv[1] in modes and len(argv) == 2:
+            return []
+        return [f"{SETUP_SCRIPT} {' '.join(argv[1:])}: it takes one of {sorted(modes)}"]
     module = "run_bundle" if script.endswith("/run.sh") else Path(script).stem
     problem = parse_with(module, argv[1:])
     return [problem] if problem else []
@@ -341,6 +350,16 @@ def test_a_planted_bad_option_fails(path: Path, old: str, new: str, said: str) -
     found = repo_commands_of(text.replace(old, new, 1), path)
     problems = [p for _, argv in found for p in command_problems(argv)]
     assert any(said in p for p in problems), problems
+
+
+def test_the_github_workflow_installs_the_one_prerequisites_list() -> None:
+    found = [argv for _, argv in repo_commands(GITHUB)]
+    assert [SETUP_SCRIPT, "install"] in found, found
+    planted = GITHUB.read_text(encoding="utf-8").replace(
+        "prerequisites.sh install", "prerequisites.sh instal"
+    )
+    problems = [p for _, argv in repo_commands_of(planted, GITHUB) for p in command_problems(argv)]
+    assert any("it takes one of" in p for p in problems), problems
 
 
 def test_parsers_refuse_bad_options_of_every_tool_the_checker_knows() -> None:

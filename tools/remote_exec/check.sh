@@ -3,7 +3,7 @@
 # prove that every action ran there. Default targets: //... (with --config=cuda: the cuda
 # variants go to the executor too, and skip there as here without a GPU).
 #
-#   1. installs the tools (install.sh: buildbox-casd, buildbox-run, grpcio; bubblewrap) and
+#   1. installs the tools (install.sh: buildbox-casd, buildbox-run, grpcio; bubblewrap, a prerequisite, must be there) and
 #      runs the API shim's own tests;
 #   2. starts buildbox-casd with its local Execution service on 127.0.0.1 (a fresh CAS, failed
 #      actions not cached), the runner seeing only the action's input root plus read-only /usr

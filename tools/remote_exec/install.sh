@@ -4,19 +4,17 @@
 # From requirements.lock (hashes required, no dependencies resolved), into a venv outside the
 # repo and outside Bazel (REMOTE_EXEC_VENV, default ~/.cache/tvm_conformance/remote_exec_venv):
 # the executor is infrastructure, not a build input. Debian's bubblewrap (the runner's sandbox)
-# is installed with apt-get when missing and this runs as root; otherwise the command is named.
+# comes with the kit's prerequisites (./bazelw installs them).
 set -euo pipefail
 
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 venv="${REMOTE_EXEC_VENV:-$HOME/.cache/tvm_conformance/remote_exec_venv}"
 
+# bubblewrap is one of the kit's prerequisites (tools/setup/prerequisites.txt): ./bazelw
+# installs it with the rest; this script installs nothing outside its venv.
 if ! command -v bwrap >/dev/null; then
-  if [[ "$(id -u)" -eq 0 ]] && command -v apt-get >/dev/null; then
-    (apt-get update -q && DEBIAN_FRONTEND=noninteractive apt-get install -y -q bubblewrap) >&2
-  else
-    echo "install.sh: bubblewrap is missing: sudo apt-get install -y bubblewrap" >&2
-    exit 1
-  fi
+  echo "install.sh: bubblewrap is missing (tools/setup/prerequisites.txt): run ./bazelw once as root, or sudo apt-get install -y bubblewrap" >&2
+  exit 1
 fi
 
 stamp="$venv/.lock.sha256"

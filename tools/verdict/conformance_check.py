@@ -37,7 +37,9 @@ import verdict
 
 _SEED = r"`?(?P<seed>\d{3}|[a-z][a-z0-9_-]*)`?"
 _ROW = re.compile(r"^\|\s*" + _SEED + r"\s*\|(?P<behaviour>.*)\|(?P<tests>.*)\|\s*$")
-_TEST = re.compile(r"`?(?P<label>//[^\s:`]*:[^\s`]+)\s+::\s+(?P<case>[^`;]+?)`?\s*(?:;|$)")
+# One `;`-separated piece of a row's test cell: `//package:target :: case`, or a bare `case` of
+# the label named before it in the same cell (`//pkg:t :: a; b; c` is three cases of //pkg:t).
+_LABELLED = re.compile(r"^(?P<label>//[^\s:]*:\S+)\s+::\s+(?P<case>\S.*)$")
 KIT_PREFIX = "kit:"
 # Outcomes of a row's case that make the row hold.
 HOLDS = ("passed", "deviation")
@@ -58,6 +60,28 @@ class Row:
         return self.behaviour.strip("` ").startswith(KIT_PREFIX)
 
 
+def parse_tests(cell: str, line: str = "") -> list[tuple[str, str]]:
+    """(label, case) of every case a row's test cell names, each `;`-separated piece one case:
+    `//pkg:target :: case`, or a bare `case` of the label before it. A cell naming none, an
+    empty piece or a bare case before any label is an error (a case that would be skipped)."""
+    pieces = [piece.strip() for piece in cell.replace("`", "").split(";")]
+    tests: list[tuple[str, str]] = []
+    label = None
+    for piece in pieces:
+        if not piece:
+            raise ValueError(f"conformance row has an empty case (a stray `;`): {line.strip()}")
+        labelled = _LABELLED.match(piece)
+        if labelled:
+            label = labelled["label"]
+            piece = labelled["case"].strip()
+        elif label is None or "::" in piece or piece.startswith("//"):
+            raise ValueError(
+                f"conformance row names no `//pkg:target :: case` before {piece!r}: {line.strip()}"
+            )
+        tests.append((label, piece))
+    return tests
+
+
 def parse_rows(markdown: str) -> list[Row]:
     """Every test named in the conformance tables (a row naming several gives several)."""
     rows = []
@@ -65,13 +89,8 @@ def parse_rows(markdown: str) -> list[Row]:
         match = _ROW.match(line.strip())
         if not match or match["seed"] == "seed":  # the header row
             continue
-        tests = list(_TEST.finditer(match["tests"].strip()))
-        if not tests:
-            raise ValueError(f"conformance row names no `//pkg:target :: case`: {line.strip()}")
-        for test in tests:
-            rows.append(
-                Row(match["seed"], match["behaviour"].strip(), test["label"], test["case"].strip())
-            )
+        for label, case in parse_tests(match["tests"], line):
+            rows.append(Row(match["seed"], match["behaviour"].strip(), label, case))
     return rows
 
 

@@ -101,6 +101,45 @@ def test_a_missing_row_case_is_a_problem(tmp_path: Path) -> None:
     )
 
 
+def test_each_case_of_a_short_form_cell_is_its_own_row() -> None:
+    # `//label :: a; b; c`: b and c belong to the label before them, as a and the label do.
+    rows = _rows(
+        "`//pkg:py_test_llvm :: test_ok[llvm]; test_known[llvm]`; `//cpp:gtest :: Hello.Adds`"
+    )
+    assert [(r.label, r.case) for r in rows] == [
+        ("//pkg:py_test_llvm", "test_ok[llvm]"),
+        ("//pkg:py_test_llvm", "test_known[llvm]"),
+        ("//cpp:gtest", "Hello.Adds"),
+    ]
+
+
+def test_a_planted_typo_in_a_rows_third_case_fails_the_check(tmp_path: Path) -> None:
+    passing = [
+        case_xml(name, properties={"tvm_target": "llvm"})
+        for name in ("test_ok[llvm]", "test_two[llvm]", "test_three[llvm]")
+    ]
+    run = _run(tmp_path, extra={"//pkg:py_test_llvm": junit(passing)})
+    good = "`//pkg:py_test_llvm :: test_ok[llvm]; test_two[llvm]; test_three[llvm]`"
+    typo = good.replace("test_three[llvm]", "test_thre[llvm]")
+    assert conformance_check.check(_rows(good), run, DEVIATIONS, False) == 0
+    assert conformance_check.check(_rows(typo), run, DEVIATIONS, False) == 1
+    assert conformance_check.row_outcome(_rows(typo)[2], run, DEVIATIONS) == "missing"
+
+
+@pytest.mark.parametrize(
+    "cell",
+    [
+        "`test_ok[llvm]; //pkg:py_test_llvm :: test_known[llvm]`",  # a case before any label
+        "`//pkg:py_test_llvm :: test_ok[llvm];; test_known[llvm]`",  # an empty piece
+        "`//pkg:py_test_llvm :: test_ok[llvm]`;",  # a stray `;` at the end
+        "no test named here",
+    ],
+)
+def test_a_cell_whose_cases_cannot_all_be_read_is_an_error(cell: str) -> None:
+    with pytest.raises(ValueError, match="conformance row"):
+        _rows(cell)
+
+
 def test_target_not_run_is_a_problem_only_when_required(tmp_path: Path) -> None:
     rows = _rows("`//pkg:other_cuda :: test_x[cuda]`")
     run = _run(tmp_path)

@@ -1,7 +1,8 @@
 """report.html renders in headless Chromium: the table shows, coloured, with every behaviour.
 
-Needs Debian's `chromium` (`apt-get install -y chromium`; .ci/run installs it); without it the
-test skips and says so. Under Bazel the browser is the one @chromium_detect recorded (this
+Needs Debian's `chromium`, one of the kit's prerequisites (tools/setup/prerequisites.txt, which
+./bazelw installs); without it the cases skip and say so, and the verdict fails the target whose
+every case skipped. Under Bazel the browser is the one @chromium_detect recorded (this
 test's data), so a cached skip or pass holds only for a machine with the same browser.
 """
 
@@ -37,7 +38,8 @@ def _find_chromium() -> str | None:
 
 CHROMIUM = _find_chromium()
 pytestmark = pytest.mark.skipif(
-    CHROMIUM is None, reason="chromium not installed (apt-get install -y chromium)"
+    CHROMIUM is None,
+    reason="chromium not installed (tools/setup/prerequisites.txt: apt-get install -y chromium)",
 )
 
 

@@ -352,7 +352,7 @@ def test_the_allowance_follows_partial_sums_not_the_terms_total() -> None:
     assert np.sqrt(n / 3) * total * 0.9 < ref.magnitude < np.sqrt(n / 3) * total * 1.2
 
 
-@pytest.mark.parametrize("dtype", [torch.float16, torch.bfloat16])
+@pytest.mark.parametrize("dtype", [torch.float16, torch.bfloat16], ids=str)
 def test_half_precision_dtypes_get_their_own_unit_roundoff(dtype: torch.dtype) -> None:
     torch.manual_seed(8)
     model = torch.nn.Linear(256, 32).to(dtype).eval()
