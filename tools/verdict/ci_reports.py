@@ -9,7 +9,8 @@ verdict:
                 every problem when the verdict is FAIL. Kept under GitLab's 30 MB per file:
                 over it, messages are cut short and passed cases left out (properties say how
                 many); run.json keeps every case.
-    ctrf.json   a CTRF report (Common Test Report Format): status passed/failed/skipped/
+    ctrf.json   a CTRF report (Common Test Report Format), with the same failing `verdict` test
+                when the verdict is FAIL: status passed/failed/skipped/
                 pending/other, duration in ms, the kit's outcome in `rawStatus`.
     summary.md  Markdown under 1 MiB for $GITHUB_STEP_SUMMARY: the verdict, counts, problems.
 
@@ -171,6 +172,23 @@ def ctrf(record: dict[str, Any]) -> dict[str, Any]:
             labels["deviation"] = case["deviation"]
         test["labels"] = labels
         tests.append(test)
+    # The verdict itself, as in junit.xml: a test that fails with every problem, so a reader of
+    # CTRF alone (its summary's `failed`) sees a FAIL that no case shows (a target whose every
+    # case skipped, a timeout, a partial run refused).
+    failed = verdict["status"] == "FAIL"
+    summary["failed" if failed else "passed"] += 1
+    verdict_test: dict[str, Any] = {
+        "name": "verdict",
+        "status": "failed" if failed else "passed",
+        "duration": 0,
+        "rawStatus": verdict["status"],
+        "suite": [TOOL_NAME],
+        "labels": {"problems": len(verdict["problems"])},
+    }
+    if failed:
+        verdict_test["message"] = verdict["line"]
+        verdict_test["trace"] = "\n".join(p["text"] for p in verdict["problems"])
+    tests.append(verdict_test)
     start_ms = int(float(record["start"]) * 1000)
     stop_ms = int(float(record["end"]) * 1000)
     return {

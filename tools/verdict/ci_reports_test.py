@@ -98,8 +98,9 @@ def test_the_ctrf_report_has_every_required_field(tmp_path: Path) -> None:
     summary = res["summary"]
     assert all(isinstance(summary[key], int) for key in CTRF_REQUIRED["summary"])
     assert set(summary) <= CTRF_SUMMARY_FIELDS  # CTRF's summary takes no other field
-    assert summary["tests"] == len(res["tests"]) == 6
-    assert summary["failed"] == 1 and summary["skipped"] == 2 and summary["passed"] == 3
+    # The six cases and the verdict's own test, failed as the verdict is FAIL.
+    assert summary["tests"] == len(res["tests"]) == 7
+    assert summary["failed"] == 2 and summary["skipped"] == 2 and summary["passed"] == 3
     for test in res["tests"]:
         assert all(key in test for key in CTRF_REQUIRED["test"])
         assert test["status"] in ci_reports.CTRF_STATUSES
@@ -107,6 +108,28 @@ def test_the_ctrf_report_has_every_required_field(tmp_path: Path) -> None:
     known = next(t for t in res["tests"] if t["name"].endswith("test_known[llvm]"))
     assert known["rawStatus"] == "xfailed" and known["labels"]["deviation"] == "ffi-listed"
     assert report["extra"]["verdict"] == "FAIL"
+    verdict_test = next(t for t in res["tests"] if t["name"] == "verdict")
+    assert verdict_test["status"] == "failed" and verdict_test["rawStatus"] == "FAIL"
+    assert verdict_test["message"].startswith("verdict: FAIL")
+    assert "test_bad[llvm]" in verdict_test["trace"]
+
+
+def test_ctrf_fails_a_fail_verdict_that_no_case_shows(tmp_path: Path) -> None:
+    # A run whose only problem is a target whose every case skipped (a machine without the
+    # browser): no case failed, and CTRF's summary must still count a failure.
+    record = run_record.read(_judged(tmp_path))
+    verdict_part = record["verdict"]
+    verdict_part["cases"] = [c for c in verdict_part["cases"] if c["outcome"] != "failed"]
+    verdict_part["status"] = "FAIL"
+    verdict_part["line"] = "verdict: FAIL (x): all skipped"
+    verdict_part["problems"] = [{"text": "ALL SKIPPED: //a:b_test: all 3 cases skipped"}]
+    report = ci_reports.ctrf(record)
+    assert report["results"]["summary"]["failed"] == 1
+    assert [t["name"] for t in report["results"]["tests"] if t["status"] == "failed"] == ["verdict"]
+    verdict_part["status"], verdict_part["problems"] = "PASS", []
+    report = ci_reports.ctrf(record)
+    assert report["results"]["summary"]["failed"] == 0
+    assert report["results"]["tests"][-1]["status"] == "passed"
 
 
 def test_the_summary_is_markdown_under_1_mib_naming_the_problems(tmp_path: Path) -> None:

@@ -186,6 +186,24 @@ def test_a_record_is_fixed_only_when_no_case_of_its_class_still_deviates() -> No
     assert dev["id"] in op_corpus.fixed([result("correct")])
 
 
+def test_an_unsafe_record_binds_on_a_tvm_of_another_version_string(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # A user's wheel of the same release with another version string: the crasher is still
+    # not run in the shared process (an ordinary record binds by version; this one may not).
+    from tvm_conformance import op_corpus_outcomes
+
+    unsafe = next(e for e in op_corpus.recorded_deviations() if e.get("unsafe"))
+    result = op_corpus.Result(
+        unsafe["kind"], unsafe["name"], unsafe["dtype"],
+        unsafe["frontend"] if unsafe["frontend"] != "*" else "fx", 0,
+        unsafe["sample_class"] if unsafe["sample_class"] != "*" else "r[0]", "",
+    )  # fmt: skip
+    monkeypatch.setattr(op_corpus_outcomes, "_tvm_version", lambda: "0.27.0.dev999+g0000000")
+    assert op_corpus_outcomes.unsafe_record(result)["id"] == unsafe["id"]
+    assert not op_corpus_outcomes._binds(unsafe, result)  # an ordinary record would not bind
+
+
 def test_an_unsafe_record_is_not_run_and_names_its_pin() -> None:
     # A case where TVM corrupts memory (argsort of a 0-d tensor) is not run in a shared process:
     # it counts as its record, which names the registry deviation that runs it alone.
