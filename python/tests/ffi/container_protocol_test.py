@@ -121,6 +121,14 @@ def has_mapping(value: Any) -> bool:
     return False
 
 
+def _hashable(value: Any) -> bool:
+    try:
+        hash(value)
+    except TypeError:
+        return False
+    return True
+
+
 def outcome(call: Callable[[], Any]) -> tuple[str, Any]:
     """("ok", plain result) or ("raise", exception class name): what one side did."""
     try:
@@ -511,9 +519,16 @@ class _MappingMachine(_Machine):
     @drives(*(f"view.{name}" for name in SET_OPERATIONS))
     def view_set_operations(self, data: st.DataObject, items_view: bool) -> None:
         """Every Set mixin of keys() / items() against a set of held and new members."""
-        if items_view and has_mapping(self.py):  # ffi-map-eq-dict-false (values compared)
+        # An item is compared by its value: a value holding a dict meets
+        # ffi-map-eq-dict-false (its Map is unequal to the dict), and a list value is unhashable
+        # in Python while its tvm_ffi Array hashes, so `|`, `^` and `-` build a set on one side
+        # only (a difference not yet recorded as a deviation). Only views with such a value
+        # return here; the dict itself always held a mapping, which once skipped every items view.
+        if items_view and any(has_mapping(v) or not _hashable(v) for v in self.py.values()):
             return
-        held = list(self.py.items() if items_view else self.py)
+        # Members drawn from the view must hash (a list value does not); the view's set
+        # operations still meet every item, and both sides raise alike where one cannot hash.
+        held = [m for m in (self.py.items() if items_view else self.py) if _hashable(m)]
         new = data.draw(st.lists(st.tuples(keys_st, leaves_st) if items_view else keys_st))
         other = set(data.draw(st.lists(st.sampled_from(held)))) if held else set()
         other |= set(new[:2])
