@@ -84,9 +84,10 @@ def unsafe_record(result: Result) -> dict[str, Any]:
     it was recorded on: a wheel with another version string (a user's build of the same
     release) must not run a known memory corruption beside other cases, whose results it
     could change; the pin, in its child, says whether that TVM still corrupts."""
-    return next(
-        (d for d in recorded_deviations() if d.get("unsafe") and _binds(d, result, True)), {}
-    )
+    # This TVM's own record first (each version's record has its own id); another version's
+    # record of the case only where this TVM has none.
+    unsafe = [d for d in recorded_deviations() if d.get("unsafe") and _binds(d, result, True)]
+    return next((d for d in unsafe if _binds(d, result)), unsafe[0] if unsafe else {})
 
 
 def behaviour_pattern(detail: str) -> str:
