@@ -20,6 +20,8 @@ from typing import Any
 OUTCOMES: tuple[str, ...] = ("correct", "deviating", "failing", "refused", "excluded")
 EXEC_MODES: tuple[str, ...] = ("bytecode", "compiled")
 DEVIATIONS_FILE = Path(__file__).with_name("op_corpus_deviations.json")
+# The //... tier's chunks per kind (its test's shards; tools/expectations runs the same).
+TIER_CHUNKS: dict[str, int] = {"op": 7, "module": 3}
 
 
 @dataclasses.dataclass

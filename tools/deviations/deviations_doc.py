@@ -44,6 +44,26 @@ pre-releases and dev builds are on neither side, so the deviation is not expecte
 tests must pass; a build that shows it all the same fails, naming the case, never passes. Write
 `>=V.dev0` for a deviation seen already in V's nightlies or rcs, `<V.rc2` for one fixed in rc2.
 A spec that cannot be read stops the registry from loading.
+
+## Expectations: what each generated case may become
+
+The rows below are the deviations the hand-written tests pin. Generated cases (today the op
+corpus's //... tier: every OpInfo op and ModuleInfo module sample through each frontend) are
+pinned case by case, per lane, in `python/tvm_conformance/expectations/<lane>/<suite>.json`:
+one line per case, its outcome on the lane's pinned wheels (`correct`, `refused <step>:
+<exception>`, `deviating <record id>`, `excluded <why>`). The kit's own run writes them
+(`./bazelw run [--config=<lane>] //tools/expectations -- --write`; every lane:
+`tools/expectations/regenerate.sh`), and a change is reviewed as their diff. One source per
+fact: what a deviation *is* (its case class, its exact behaviour, the TVM versions it was seen
+on) lives in `op_corpus_deviations.json` (docs/op_corpus_deviations.md is generated from it);
+which case shows which deviation, refusal or exclusion on a lane lives in the expectations,
+which name the records by id and never restate them; TVM's registries (globals, ops, target
+kinds and tags) live in `tools/registry_snapshot/<lane>.json`; the hand-written tests'
+deviations live in `deviation_registry.py` (the table below). A run compares every generated
+case with its lane's file: a worse outcome is a `REGRESSION` (one line per case, FAIL), a
+better one on a user's wheel an improvement (good news, counted in the verdict line), on the
+lane's pinned wheels a `STALE EXPECTATION` (the file is held exactly), as is a case it does
+not list (docs/results.md, "Reading a FAIL").
 """
 
 COLUMNS = ("id", "kind", "lanes", "expected (seed / upstream)", "what TVM does", "test", "upstream")

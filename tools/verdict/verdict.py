@@ -107,6 +107,9 @@ class Verdict:
     skip_reasons: collections.Counter[str] = dataclasses.field(default_factory=collections.Counter)
     # Recorded deviations this (unpinned) TVM fixed: id -> its `label :: case`s (Fixed.by_id).
     fixed: dict[str, list[str]] = dataclasses.field(default_factory=dict)
+    # Generated cases better than their lane's pinned expectation on a user's wheel (good
+    # news; on the pinned wheels a stale expectation): `label :: case: expected -> actual`.
+    improvements: list[str] = dataclasses.field(default_factory=list)
 
     @property
     def passed(self) -> bool:
@@ -133,8 +136,13 @@ class Verdict:
             f"{sum(self.outcomes.values())} cases ({cases or 'none'}), "
             f"{self.skips_text()}, "
             f"bazel exit {self.exit_code if self.exit_code is not None else 'unknown'}, "
-            f"{self.fixed_text()}{len(self.problems)} problems"
+            f"{self.fixed_text()}{self.improvements_text()}{len(self.problems)} problems"
         )
+
+    def improvements_text(self) -> str:
+        """`N improvement(s), ` when generated cases did better than their expectation."""
+        n = len(self.improvements)
+        return f"{n} improvement{'s' if n > 1 else ''}, " if n else ""
 
     def skips_text(self, most: int = 3) -> str:
         """`skipped N` and, when N > 0, the commonest reasons: `(5: reason; 2: other; +1
@@ -168,6 +176,7 @@ class Verdict:
             "partial": self.partial,
             "skip_reasons": dict(self.skip_reasons),
             "fixed": self.fixed,
+            "improvements": self.improvements,
         }
 
 
@@ -456,7 +465,12 @@ def verdict_of(
             for case in merged.runs():
                 # A fixed deviation's XPASS is no failure (fixed_deviations).
                 if case.outcome == "failed" and (label, case.name) not in fixed.cases:
-                    problems.append(f"FAILED: {label} :: {case.name}: {case.message[:200]}")
+                    # A generated suite's failure is one problem per changed case.
+                    changed = expectation_problems(label, case)
+                    if changed:
+                        problems += changed
+                    else:
+                        problems.append(f"FAILED: {label} :: {case.name}: {case.message[:200]}")
                 elif (
                     case.outcome in ("skipped", "disabled")
                     and gpu_required
@@ -510,7 +524,41 @@ def verdict_of(
         partial,
         skip_reasons,
         fixed.by_id(),
+        improvements(run),
     )
+
+
+# The judgement each test judged against its lane's pinned expectations writes into its
+# undeclared outputs (tvm_conformance.expectations; python/tests/op_corpus).
+EXPECTATIONS_PREFIX = "expectations_"
+
+
+def expectation_problems(label: str, case: Case) -> list[str]:
+    """A failure that lists generated cases against their lane's pinned expectations (one
+    line each: op_corpus_tier_test): `REGRESSION: label :: case: <generated case>: expected
+    -> actual (...)` for a case worse than pinned, `STALE EXPECTATION: ...` for one the file
+    does not hold; [] for any other failure."""
+    problems = []
+    for line in case.message.splitlines():
+        text = line.strip()
+        if text.startswith("regression: "):
+            what = text.removeprefix("regression: ")[:300]
+            problems.append(f"REGRESSION: {label} :: {case.name}: {what}")
+        elif text.startswith("stale expectation"):
+            problems.append(f"STALE EXPECTATION: {label} :: {case.name}: {text[:300]}")
+    return problems
+
+
+def improvements(run: Run) -> list[str]:
+    """Every generated case a user's wheel does better than its lane's expectation, from the
+    judgements the tests wrote (an improvement on a lane's pinned wheels fails as stale)."""
+    found = []
+    for label in sorted(run.targets):
+        for name, judgement in sorted(run.targets[label].output_jsons(EXPECTATIONS_PREFIX).items()):
+            if isinstance(judgement, dict) and not judgement.get("pinned", True):
+                chunk = name.removeprefix(EXPECTATIONS_PREFIX).removesuffix(".json")
+                found += [f"{label} :: {chunk}: {x}" for x in judgement.get("improvements", [])]
+    return found
 
 
 # Whose problem each kind is (docs/results.md's "Reading a FAIL", its `whose` column: the first
@@ -540,6 +588,8 @@ WHOSE = {
     "MISSING": KIT,
     "PARTIAL": MACHINE,
     "ALL SKIPPED": MACHINE,
+    "REGRESSION": TVM,
+    "STALE EXPECTATION": KIT,
 }
 # Bazel statuses of a target that are the machine's (the table's TARGET row), not the TVM's.
 MACHINE_STATUSES = ("TIMEOUT", "FLAKY", "NO_STATUS", "INCOMPLETE", "REMOTE_FAILURE")
@@ -631,6 +681,7 @@ def verdict_record(
         },
         "exit_code": result.exit_code,
         "fixed": result.fixed,
+        "improvements": list(result.improvements),
         "skip_reasons": dict(result.skip_reasons),
         "cases": case_records(run, result),
         "identity": dict(run_identity.venv_identity(run)),

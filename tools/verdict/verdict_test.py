@@ -724,3 +724,44 @@ def test_a_target_whose_cases_all_skipped_is_a_problem_unless_allowed(
         ]
     else:
         assert found == [] and result.passed, result.problems
+
+
+def test_a_generated_case_worse_than_its_expectation_is_a_regression_of_its_own(
+    tmp_path: Path,
+) -> None:
+    # The tier's message (op_corpus_tier_test): one line per case, pytest indents them.
+    message = (
+        "AssertionError: 2 case(s) of the default lane's expectations changed:\n"
+        "  regression: op|add|float32|fx|0: correct -> refused import: AssertionError (x)\n"
+        "  stale expectation: op|sub|float32|fx|1: correct -> no result\n"
+        "assert not [...]"
+    )
+    tier = "//python/tests/op_corpus:op_corpus_tier_test"
+    tests = {**GOOD, tier: junit([case_xml("test_tier_chunk[op-0of7]", "failed", message)])}
+    result = _verdict(tmp_path, tests, statuses={tier: "FAILED"}, exit_code=3)
+    case = f"{tier} :: test_tier_chunk[op-0of7]"
+    regression = "op|add|float32|fx|0: correct -> refused import: AssertionError (x)"
+    assert f"REGRESSION: {case}: {regression}" in result.problems
+    stale = "stale expectation: op|sub|float32|fx|1: correct -> no result"
+    assert f"STALE EXPECTATION: {case}: {stale}" in result.problems
+    assert not any(p.startswith("FAILED:") for p in result.problems), result.problems
+    assert {verdict.table_kind(p.split(":")[0]) for p in result.problems} <= set(verdict.WHOSE)
+
+
+def test_improvements_on_a_users_wheel_are_counted_in_the_verdict_line(tmp_path: Path) -> None:
+    tier = "//python/tests/op_corpus:op_corpus_tier_test"
+    judged = {"pinned": False, "improvements": ["op|add|float32|fx|0: deviating x -> correct"]}
+    pinned = {"pinned": True, "improvements": ["op|mul|float32|fx|0: deviating y -> correct"]}
+    tests = {**GOOD, tier: junit([case_xml("test_tier_chunk[op-0of7]")])}
+    outputs = {
+        tier: {
+            "expectations_op_corpus_op_0of7.json": json.dumps(judged),
+            "expectations_op_corpus_op_1of7.json": json.dumps(pinned),
+        }
+    }
+    result = _verdict(tmp_path, tests, outputs=outputs)
+    assert result.passed, result.problems
+    assert result.improvements == [
+        f"{tier} :: op_corpus_op_0of7: op|add|float32|fx|0: deviating x -> correct"
+    ]
+    assert "1 improvement, " in result.line()

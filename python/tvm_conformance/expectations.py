@@ -1,0 +1,171 @@
+"""Expected outcomes, pinned per case and per lane (docs/deviations.md, "Expectations").
+
+Each lane's file, ``expectations/<lane>/<suite>.json``, holds one entry per generated case:
+the outcome the lane's pinned wheels gave it when the file was written by
+``./bazelw run [--config=<lane>] //tools/expectations -- --write`` (``tools/expectations``).
+A run compares every case with it:
+
+* the same outcome: pass;
+* worse (correct -> refused / deviating / failing, refused -> deviating / failing, one
+  deviation or refusal for another, a case that ran now excluded): a **regression**, one line
+  per case, and the run fails;
+* better (deviating -> correct / refused, refused -> correct): an **improvement**, good news on
+  a user's wheel; on a lane's pinned wheels the file is held exactly, so it fails as stale;
+* a case the file does not list, or a listed case of the run's names that gave no result:
+  stale (the corpus or the kit changed), the run fails until the file is regenerated.
+
+An outcome is a short string: ``correct``, ``refused <step>: <exception type>``, ``deviating
+<recorded deviation id>``, ``excluded <why>`` or ``failing``. Standard library only: the
+op corpus's shard processes import neither torch nor TVM.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import sys
+from collections.abc import Iterable, Mapping
+from pathlib import Path
+from typing import Any
+
+FORMAT = 1
+ROOT = Path(__file__).with_name("expectations")
+# Outcomes from best to worst; `excluded` is the kit's choice, not TVM's, and stands apart.
+_RANK = {"correct": 0, "refused": 1, "deviating": 2, "failing": 3}
+REGENERATE = "./bazelw run [--config=<lane>] //tools/expectations -- --write"
+
+
+def outcome_of(result: Any) -> str:
+    """The pinned form of one op-corpus result (an ``op_corpus_outcomes.Result``)."""
+    if result.outcome == "deviating":
+        return f"deviating {result.deviation}"
+    if result.outcome == "refused":
+        # "import: AssertionError: Unsupported ..." -> "import: AssertionError": the step and
+        # the exception type; the text names the op, which the case's key names already.
+        step, _, rest = result.detail.partition(": ")
+        return f"refused {step}: {rest.split(':', 1)[0].strip()}"
+    if result.outcome == "excluded":
+        return f"excluded {result.detail.split(':', 1)[0].strip()}"
+    return str(result.outcome)
+
+
+def case_key(result: Any) -> str:
+    """One case of the op corpus: kind, name, dtype, frontend and sample index."""
+    return f"{result.kind}|{result.name}|{result.dtype}|{result.frontend}|{result.index}"
+
+
+def venv_record() -> dict[str, Any]:
+    """The venv's record (third_party/python/venv_tool.py): its lane and any user's wheels."""
+    try:
+        return json.loads((Path(sys.prefix) / "tvm_conformance_venv.json").read_text())
+    except (OSError, ValueError):
+        return {}
+
+
+def lane_of(record: Mapping[str, Any]) -> str:
+    """The lane whose expectations apply: the venv's lane (a user's wheel replaces one)."""
+    return str(record.get("lane") or "default")
+
+
+def pinned(record: Mapping[str, Any]) -> bool:
+    """Whether the venv runs the lane's pinned wheels (no wheel of the user's in it)."""
+    return not record.get("user_wheels")
+
+
+def path(lane: str, suite: str) -> Path:
+    return ROOT / lane / f"{suite}.json"
+
+
+def load(lane: str, suite: str) -> dict[str, str]:
+    """{case key: expected outcome} of ``suite`` on ``lane``; a missing file is an error
+    naming the command that writes it."""
+    file = path(lane, suite)
+    if not file.exists():
+        raise FileNotFoundError(
+            f"no expectations for {suite} on lane {lane!r} ({file}): write them with {REGENERATE}"
+        )
+    data = json.loads(file.read_text(encoding="utf-8"))
+    if data.get("format") != FORMAT or data.get("suite") != suite:
+        raise ValueError(f"{file}: not a format-{FORMAT} expectations file of {suite}")
+    return dict(data["cases"])
+
+
+def dumps(lane: str, suite: str, tvm: str, cases: Mapping[str, str]) -> str:
+    """The file's text: sorted, one case per line, so a regeneration reads as a diff."""
+    head = {"format": FORMAT, "suite": suite, "lane": lane, "tvm": tvm, "written_by": REGENERATE}
+    lines = [f"  {json.dumps(k)}: {json.dumps(cases[k])}" for k in sorted(cases)]
+    body = ",\n".join(lines)
+    head_text = json.dumps(head, indent=1)[:-2]
+    return f'{head_text},\n "cases": {{\n{body}\n }}\n}}\n'
+
+
+def change(expected: str, actual: str) -> str:
+    """``same``, ``regression`` or ``improvement``: how ``actual`` compares with ``expected``."""
+    if expected == actual:
+        return "same"
+    exp_kind, act_kind = expected.split(" ", 1)[0], actual.split(" ", 1)[0]
+    if "excluded" in (exp_kind, act_kind):
+        # A case the kit stopped running is lost coverage; one it now runs is judged by its
+        # outcome, and anything but correct from a case never run is no known behaviour.
+        return "improvement" if exp_kind == "excluded" and act_kind == "correct" else "regression"
+    if _RANK[act_kind] < _RANK[exp_kind]:
+        return "improvement"
+    # Worse, or another refusal or deviation of the same rank: not the behaviour pinned.
+    return "regression"
+
+
+@dataclasses.dataclass
+class Judgement:
+    """A run's cases against the expectations: lines of ``key: expected -> actual (detail)``."""
+
+    same: int = 0
+    regressions: list[str] = dataclasses.field(default_factory=list)
+    improvements: list[str] = dataclasses.field(default_factory=list)
+    stale: list[str] = dataclasses.field(default_factory=list)
+
+    def problems(self, pinned_wheels: bool) -> list[str]:
+        """The lines that fail the run: regressions and stale entries, and on the lane's
+        pinned wheels (held exactly) the improvements too."""
+        lines = [f"regression: {line}" for line in self.regressions]
+        lines += [f"stale expectation: {line}" for line in self.stale]
+        if pinned_wheels:
+            lines += [f"stale expectation (improved on the pinned wheels): {line}" for line in
+                      self.improvements]  # fmt: skip
+        return lines
+
+    def as_dict(self) -> dict[str, Any]:
+        return dataclasses.asdict(self)
+
+
+def judge(results: Iterable[Any], names: Iterable[str], expected: Mapping[str, str]) -> Judgement:
+    """Every result against ``expected``; ``names`` are the ops or modules the run held (an
+    expected case of one of them without a result is stale)."""
+    verdict = Judgement()
+    seen: set[str] = set()
+    crashed: set[str] = set()
+    for r in results:
+        if r.frontend == "*" and r.index == -1:
+            # A name whose child died stands for all of its cases (op_corpus_outcomes._split).
+            crashed.add(r.name)
+        key = case_key(r)
+        seen.add(key)
+        actual = outcome_of(r)
+        want = expected.get(key)
+        if want is None:
+            if r.outcome == "failing":
+                verdict.regressions.append(f"{key}: not listed -> failing ({r.detail[:300]})")
+            else:
+                verdict.stale.append(f"{key}: not listed -> {actual}")
+            continue
+        how = change(want, actual)
+        if how == "same":
+            verdict.same += 1
+            continue
+        line = f"{key}: {want} -> {actual}" + (f" ({r.detail[:300]})" if r.detail else "")
+        (verdict.regressions if how == "regression" else verdict.improvements).append(line)
+    held = set(names)
+    for key, want in sorted(expected.items()):
+        name = key.split("|", 2)[1]
+        if key not in seen and name in held and name not in crashed:
+            verdict.stale.append(f"{key}: {want} -> no result")
+    return verdict

@@ -1,0 +1,89 @@
+"""Write a lane's pinned expectations from the kit's own run on the lane's pinned wheels.
+
+    ./bazelw run [--config=<lane>] //tools/expectations -- --write   # one lane
+    tools/expectations/regenerate.sh                                 # every lane
+    ./bazelw run //tools/expectations                                # compare only, no write
+
+It runs the op corpus's //... tier, chunk by chunk in child processes as its test does
+(op_corpus_outcomes.run_shard_isolated), and writes
+python/tvm_conformance/expectations/<lane>/op_corpus_tier.json: every case's outcome
+(tvm_conformance.expectations). It refuses a venv holding a user's wheel (expectations are the
+lane's pinned wheels' own) and a run with a failing case (record it as a deviation first:
+op_corpus.py record). Without --write it prints how the run compares with the file.
+"""
+
+from __future__ import annotations
+
+import argparse
+import concurrent.futures
+import os
+import sys
+from pathlib import Path
+
+from tvm_conformance import expectations
+from tvm_conformance import op_corpus_outcomes as outcomes
+
+SUITE = "op_corpus_tier"
+
+
+def run_tier(jobs: int) -> tuple[str, list[str], list[outcomes.Result]]:
+    """Every chunk of the tier: (TVM version, names, results)."""
+    chunks = [(k, i, n) for k, n in outcomes.TIER_CHUNKS.items() for i in range(n)]
+    with concurrent.futures.ThreadPoolExecutor(max_workers=jobs) as pool:
+        runs = list(pool.map(lambda c: outcomes.run_shard_isolated(*c), chunks))
+    versions = {r.tvm for r in runs}
+    if len(versions) != 1:
+        raise RuntimeError(f"the chunks ran different TVMs: {sorted(versions)}")
+    return versions.pop(), [n for r in runs for n in r.names], [x for r in runs for x in r.results]
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--write", action="store_true", help="write the lane's file")
+    parser.add_argument("--jobs", type=int, default=os.cpu_count() or 1, help="chunks at once")
+    args = parser.parse_args(argv)
+    record = expectations.venv_record()
+    lane = expectations.lane_of(record)
+    if args.write and not expectations.pinned(record):
+        print(
+            f"expectations: this venv holds a user's wheel ({', '.join(record['user_wheels'])}): "
+            "expectations are written from a lane's pinned wheels only",
+            file=sys.stderr,
+        )
+        return 2
+    workspace = os.environ.get("BUILD_WORKSPACE_DIRECTORY")
+    if args.write and not workspace:
+        print("expectations: --write needs `./bazelw run //tools/expectations`", file=sys.stderr)
+        return 2
+    tvm, names, results = run_tier(max(1, args.jobs))
+    failing = [r for r in results if r.outcome == "failing"]
+    if args.write and failing:
+        print(
+            f"expectations: {len(failing)} failing case(s); record them as deviations first "
+            "(docs/op_corpus.md), nothing written:\n"
+            + "\n".join(f"  {expectations.case_key(r)}: {r.detail[:200]}" for r in failing[:20]),
+            file=sys.stderr,
+        )
+        return 1
+    cases = {expectations.case_key(r): expectations.outcome_of(r) for r in results}
+    if len(cases) != len(results):
+        raise RuntimeError("two results share a case key")
+    if args.write:
+        target = Path(workspace) / "python" / "tvm_conformance" / "expectations" / lane
+        target.mkdir(parents=True, exist_ok=True)
+        (target / f"{SUITE}.json").write_text(expectations.dumps(lane, SUITE, tvm, cases))
+        print(f"expectations: wrote {target / f'{SUITE}.json'}: {len(cases)} cases, TVM {tvm}")
+        return 0
+    judgement = expectations.judge(results, names, expectations.load(lane, SUITE))
+    problems = judgement.problems(expectations.pinned(record))
+    print(
+        f"expectations ({lane}, TVM {tvm}): {judgement.same} same, "
+        f"{len(judgement.regressions)} regression(s), {len(judgement.improvements)} "
+        f"improvement(s), {len(judgement.stale)} stale"
+    )
+    print("\n".join(problems + [f"improvement: {x}" for x in judgement.improvements]))
+    return 1 if problems else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
