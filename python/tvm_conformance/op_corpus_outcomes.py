@@ -70,10 +70,38 @@ def _binds(dev: dict[str, Any], result: Result, any_version: bool = False) -> bo
     )
 
 
+def release_of(version: str) -> tuple[int, ...] | None:
+    """A PEP 440 version's epoch and release, trailing zeros dropped (``0.27.0.post1+g1`` and
+    ``0.27`` are one release), or None for a string that is no version."""
+    from tvm_conformance import pep440
+
+    try:
+        parsed = pep440.Version.parse(version)
+    except ValueError:
+        return None
+    release = list(parsed.release)
+    while len(release) > 1 and release[-1] == 0:
+        release.pop()
+    return (parsed.epoch, *release)
+
+
+def _same_release(version: str, versions: Iterable[str]) -> bool:
+    mine = release_of(version)
+    return mine is not None and any(release_of(v) == mine for v in versions)
+
+
 def match_deviation(result: Result) -> str:
-    """The id of the recorded deviation ``result`` (failing) is, or ""."""
-    for dev in recorded_deviations():
-        if _binds(dev, result) and re.fullmatch(dev["message"], result.detail):
+    """The id of the recorded deviation ``result`` (failing) is, or "". This TVM's own
+    records of the case first; where this version string has none (a user's build, a
+    post-release of a recorded one), the records of the same release (PEP 440 epoch and
+    release): the same behaviour, whole message matched, is the same deviation, not a new
+    failure."""
+    version = _tvm_version()
+    records = [d for d in recorded_deviations() if _binds(d, result, any_version=True)]
+    own = [d for d in records if version in d["tvm_versions"]]
+    pool = own or [d for d in records if _same_release(version, d["tvm_versions"])]
+    for dev in pool:
+        if re.fullmatch(dev["message"], result.detail):
             return dev["id"]
     return ""
 
@@ -188,7 +216,9 @@ def _crashers(kind: str, version: str) -> set[str]:
     return {
         e["name"]
         for e in recorded_deviations()
-        if e["kind"] == kind and e["message"].startswith("crash") and version in e["tvm_versions"]
+        if e["kind"] == kind
+        and e["message"].startswith("crash")
+        and (version in e["tvm_versions"] or _same_release(version, e["tvm_versions"]))
     }
 
 

@@ -19,7 +19,10 @@ tvm.relax.frontend.torch` has run), with the Python of the TVM it describes:
   docs/conformance.md's rows use (every `tvm...` / `tvm_ffi...` attribute chain in those files,
   read with `ast`; each prefix of a chain that is a class or a function); a class with its
   public methods' signatures;
-- `versions`: of apache-tvm and apache-tvm-ffi.
+- `versions`: of apache-tvm and apache-tvm-ffi;
+- `build`: the build options TVM reports (`tvm.support.libinfo()`, its `USE_*` flags): a build
+  without CUDA registers fewer globals, so a user's wheel is judged against a lane's snapshot
+  only where its version and build options are the lane's (snapshot_test.py).
 
 Rules that keep a snapshot the same on every machine (RULES below, written into the file):
 `feature.*` keys of a target config are left out (TVM's target parser derives them from LLVM
@@ -58,7 +61,7 @@ RULES = [
     "op attribute names: those the op registry answers for among the compiler library's "
     ".rodata identifiers, TVM's Python string literals and the reference snapshot's names",
 ]
-SECTIONS = ("versions", "globals", "ops", "target_kinds", "target_tags", "python_api")
+SECTIONS = ("versions", "build", "globals", "ops", "target_kinds", "target_tags", "python_api")
 REGENERATE = "tools/registry_snapshot/regenerate.sh"
 # Where the lane snapshots live, relative to the workspace.
 SNAPSHOT_DIR = "tools/registry_snapshot"
@@ -308,11 +311,13 @@ def take(chains: set[str], reference: dict[str, Any] | None = None) -> dict[str,
         for kind in tvm.target.Target.list_kinds()
     }
     tags = {str(n): _config(t.export()) for n, t in (tvm.target.list_tags() or {}).items()}
+    libinfo = dict(tvm.support.libinfo())
     return {
         "format": FORMAT,
         "taken_after": IMPORTS,
         "rules": RULES,
         "versions": {"apache-tvm": tvm.__version__, "apache-tvm-ffi": tvm_ffi.__version__},
+        "build": {str(k): str(v) for k, v in sorted(libinfo.items()) if k.startswith("USE_")},
         "globals": sorted(str(n) for n in tvm_ffi.registry.list_global_func_names()),
         "ops": _ops(tvm, reference),
         "target_kinds": dict(sorted(kinds.items())),
@@ -375,6 +380,7 @@ def diff(old: dict[str, Any], new: dict[str, Any]) -> list[dict[str, str]]:
     """Every difference from `old` (the reference) to `new`, each `{registry, kind (added,
     removed, changed), text}`, in a stable order."""
     out = _keyed(old.get("versions", {}), new.get("versions", {}), "version of ", "versions")
+    out += _keyed(old.get("build", {}), new.get("build", {}), "build option ", "build")
     before, after = set(old.get("globals", [])), set(new.get("globals", []))
     out += [_d("globals", "removed", f"global removed: {n}") for n in sorted(before - after)]
     out += [_d("globals", "added", f"global added: {n}") for n in sorted(after - before)]

@@ -3,8 +3,10 @@
 The snapshot is taken in a fresh process (`snapshot.py diff`, which imports tvm, tvm.relax and
 tvm.relax.frontend.torch and nothing else) and compared with the lane's file; every
 difference is named, with the command that regenerates the file. A user's wheel (check my
-wheel, a mutant run's mutated wheel) is not judged here: what it changed is information,
-recorded in the run record by the archive (identity.registry_drift) and shown by the report.
+wheel, a mutant run's mutated wheel) is judged where it carries the lane's TVM version and build
+options (`tvm.support.libinfo()`): each registry entry it removed or changed is a regression;
+a wheel of another version or build is not, and what it changed is information, recorded in
+the run record by the archive (identity.registry_drift) and shown by the report.
 The differences' names are checked on copies of the lane's own snapshot with one entry of
 each registry changed.
 """
@@ -45,13 +47,7 @@ def _regenerate(lane: str) -> str:
     )
 
 
-def test_lane_tvm_matches_its_snapshot() -> None:
-    user = sorted(_venv_record().get("user_wheels") or {})
-    if user:
-        pytest.skip(
-            f"a user's wheel ({', '.join(user)}): its registry drift is information, recorded "
-            "in the run record (identity.registry_drift), not a failure"
-        )
+def _differences() -> list[dict[str, str]]:
     proc = subprocess.run(
         [sys.executable, snapshot.__file__, "diff", "--against", str(_lane_file()), "--json"],
         capture_output=True,
@@ -60,13 +56,66 @@ def test_lane_tvm_matches_its_snapshot() -> None:
         check=False,
     )
     assert proc.returncode == 0, f"snapshot.py diff failed: {proc.stderr.strip()[-2000:]}"
-    found = json.loads(proc.stdout.strip().splitlines()[-1])["differences"]
+    return json.loads(proc.stdout.strip().splitlines()[-1])["differences"]
+
+
+# What a user's wheel may not change where it claims the lane's TVM: anything the lane's
+# registries hold, removed or changed (added entries are information).
+_WORSE = ("removed", "changed")
+# Differences that say the wheel is another TVM build, not a changed registry.
+_IDENTITY = ("versions", "build")
+
+
+def judged_differences(found: list[dict[str, str]]) -> tuple[list[str], str]:
+    """(regression lines, why none can be judged): a user's wheel with the lane's TVM version
+    and build options has each removed or changed registry entry as a regression; another
+    version or build is not judged (its drift is information)."""
+    other = [d["text"] for d in found if d["registry"] in _IDENTITY]
+    if other:
+        return [], "another TVM build than the lane's (" + "; ".join(other[:3]) + ")"
+    return [f"regression: registry {d['text']}" for d in found if d["kind"] in _WORSE], ""
+
+
+def test_lane_tvm_matches_its_snapshot() -> None:
+    found = _differences()
+    user = sorted(_venv_record().get("user_wheels") or {})
+    if user:
+        regressions, why_not = judged_differences(found)
+        if why_not:
+            pytest.skip(
+                f"a user's wheel ({', '.join(user)}) of {why_not}: its registry drift is "
+                "information, recorded in the run record (identity.registry_drift)"
+            )
+        # One line per entry: the verdict reads each as a REGRESSION (tools/verdict/verdict.py).
+        assert not regressions, (
+            f"a user's wheel ({', '.join(user)}) with the {LANE} lane's TVM version and build "
+            f"options lost or changed {len(regressions)} registry entries:\n"
+            + "\n".join(regressions)
+        )
+        return
     shown = "\n  ".join(d["text"] for d in found[:50])
     more = f"\n  ... and {len(found) - 50} more" if len(found) > 50 else ""
     assert not found, (
         f"the {LANE} lane's TVM differs from {_lane_file().name} in {len(found)} ways:\n  "
         f"{shown}{more}\nregenerate: {_regenerate(LANE)}"
     )
+
+
+def test_a_same_build_wheel_is_judged_and_another_build_is_not() -> None:
+    changed = {
+        "registry": "target_tags",
+        "kind": "changed",
+        "text": "target tag x: a changed 1 -> 2",
+    }
+    added = {"registry": "globals", "kind": "added", "text": "global added: y"}
+    removed = {"registry": "globals", "kind": "removed", "text": "global removed: z"}
+    assert judged_differences([changed, added, removed]) == (
+        ["regression: registry target tag x: a changed 1 -> 2", "regression: registry global "
+         "removed: z"], "",
+    )  # fmt: skip
+    build = {"registry": "build", "kind": "changed", "text": "build option USE_CUDA changed"}
+    assert judged_differences([changed, build])[0] == []
+    assert "USE_CUDA" in judged_differences([changed, build])[1]
 
 
 def test_snapshot_file_is_stable_sorted_json() -> None:

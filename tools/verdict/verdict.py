@@ -110,6 +110,10 @@ class Verdict:
     # Generated cases better than their lane's pinned expectation on a user's wheel (good
     # news; on the pinned wheels a stale expectation): `label :: case: expected -> actual`.
     improvements: list[str] = dataclasses.field(default_factory=list)
+    # Registry entries a user's wheel changed against its lane's snapshot, by what was done to
+    # them ({added, removed, changed}): information where the wheel is another TVM build (a
+    # same-build wheel's losses fail in snapshot_test as REGRESSION lines).
+    drift: dict[str, int] = dataclasses.field(default_factory=dict)
 
     @property
     def passed(self) -> bool:
@@ -136,8 +140,18 @@ class Verdict:
             f"{sum(self.outcomes.values())} cases ({cases or 'none'}), "
             f"{self.skips_text()}, "
             f"bazel exit {self.exit_code if self.exit_code is not None else 'unknown'}, "
-            f"{self.fixed_text()}{self.improvements_text()}{len(self.problems)} problems"
+            f"{self.fixed_text()}{self.improvements_text()}{self.drift_text()}"
+            f"{len(self.problems)} problems"
         )
+
+    def drift_text(self) -> str:
+        """`registry drift N (a added, r removed, c changed), ` for a user's wheel whose
+        registries differ from its lane's snapshot, else ""."""
+        total = sum(self.drift.values())
+        if not total:
+            return ""
+        parts = ", ".join(f"{n} {kind}" for kind, n in sorted(self.drift.items()) if n)
+        return f"registry drift {total} ({parts}), "
 
     def improvements_text(self) -> str:
         """`N improvement(s), ` when generated cases did better than their expectation."""
@@ -177,6 +191,7 @@ class Verdict:
             "skip_reasons": dict(self.skip_reasons),
             "fixed": self.fixed,
             "improvements": self.improvements,
+            "drift": self.drift,
         }
 
 
@@ -525,6 +540,7 @@ def verdict_of(
         skip_reasons,
         fixed.by_id(),
         improvements(run),
+        registry_drift(run),
     )
 
 
@@ -547,6 +563,21 @@ def expectation_problems(label: str, case: Case) -> list[str]:
         elif text.startswith("stale expectation"):
             problems.append(f"STALE EXPECTATION: {label} :: {case.name}: {text[:300]}")
     return problems
+
+
+def registry_drift(run: Run) -> dict[str, int]:
+    """{added, removed, changed}: the registry differences the archive recorded for a user's
+    wheel (run.json identity.registry_drift; archive.registry_drift), summed over registries
+    (the versions and build options are identity, not drift)."""
+    drift = run_identity.venv_identity(run).get("registry_drift")
+    counts = drift.get("counts") if isinstance(drift, dict) else None
+    total: dict[str, int] = {}
+    for registry, kinds in (counts or {}).items():
+        if registry in ("versions", "build") or not isinstance(kinds, dict):
+            continue
+        for kind, n in kinds.items():
+            total[kind] = total.get(kind, 0) + int(n)
+    return total
 
 
 def improvements(run: Run) -> list[str]:

@@ -765,3 +765,25 @@ def test_improvements_on_a_users_wheel_are_counted_in_the_verdict_line(tmp_path:
         f"{tier} :: op_corpus_op_0of7: op|add|float32|fx|0: deviating x -> correct"
     ]
     assert "1 improvement, " in result.line()
+
+
+def test_a_users_registry_drift_is_counted_in_the_verdict_line(tmp_path: Path) -> None:
+    run = results.read_run(fake_runs.archive(tmp_path, GOOD))
+    plain = results.read_run(fake_runs.archive(tmp_path, GOOD))
+    run.meta["identity"] = {
+        "lane": "default",
+        "registry_drift": {
+            "against": "tools/registry_snapshot/default.json",
+            "differences": ["x"] * 9,
+            "counts": {
+                "versions": {"added": 0, "removed": 0, "changed": 1},
+                "globals": {"added": 5, "removed": 1, "changed": 0},
+                "target_tags": {"added": 0, "removed": 0, "changed": 2},
+            },
+        },
+    }
+    result = verdict.verdict_of(run, REGISTRY)
+    assert result.passed, result.problems
+    assert result.drift == {"added": 5, "removed": 1, "changed": 2}
+    assert "registry drift 8 (5 added, 2 changed, 1 removed), " in result.line()
+    assert verdict.verdict_of(plain, REGISTRY).drift == {}

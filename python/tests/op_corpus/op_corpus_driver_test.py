@@ -4,6 +4,7 @@ the exclusion rules, how a failure is recorded and matched, the generated doc.""
 from __future__ import annotations
 
 import collections
+import dataclasses
 import json
 import os
 import subprocess
@@ -184,6 +185,34 @@ def test_a_record_is_fixed_only_when_no_case_of_its_class_still_deviates() -> No
 
     assert op_corpus.fixed([result("correct"), result("deviating", dev["id"])]) == []
     assert dev["id"] in op_corpus.fixed([result("correct")])
+
+
+def test_a_record_binds_a_build_of_the_same_release_by_its_whole_message(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # A user's build of a recorded release (another version string): its known deviations
+    # stay deviations, so its expectations compare them; another release's do not bind.
+    from tvm_conformance import op_corpus_outcomes
+
+    dev = next(
+        e
+        for e in op_corpus.recorded_deviations()
+        if op_corpus._tvm_version() in e["tvm_versions"] and not e.get("unsafe")
+    )
+    failing = op_corpus.Result(
+        dev["kind"], dev["name"], dev["dtype"],
+        dev["frontend"] if dev["frontend"] != "*" else "fx", 0,
+        dev["sample_class"] if dev["sample_class"] != "*" else "r[0]", "failing", dev["seen"],
+    )  # fmt: skip
+    release = ".".join(map(str, op_corpus_outcomes.release_of(op_corpus._tvm_version())[1:]))
+    for version, binds in ((f"{release}.post7+g1a2b3c4", True), ("99.0.0", False)):
+        monkeypatch.setattr(op_corpus_outcomes, "_tvm_version", lambda v=version: v)
+        assert (op_corpus_outcomes.match_deviation(failing) == dev["id"]) is binds, version
+    # The whole message is still compared: another behaviour of the case is no match.
+    monkeypatch.setattr(op_corpus_outcomes, "_tvm_version", lambda: f"{release}.post7")
+    other = dataclasses.replace(failing, detail="build: TVMError: something else")
+    assert op_corpus_outcomes.match_deviation(other) == ""
+    assert op_corpus_outcomes.release_of("0.27.0.post1+g1") == op_corpus_outcomes.release_of("0.27")
 
 
 def test_an_unsafe_record_binds_on_a_tvm_of_another_version_string(
