@@ -94,9 +94,28 @@ EXCLUSION_RULES: dict[str, str] = {
     "result cannot be scored by it",
 }
 
-# An import error whose message says the frontend does not handle the op ("Multi-layer GRU
-# is not yet supported"), or Python's own NotImplementedError: a refusal.
-_REFUSAL = re.compile(r"[Uu]nsupported|not (yet )?supported|[Nn]ot implemented|NotImplemented")
+# A refusal is the frontend's own: an exception raised by TVM's PyTorch frontend itself (the
+# innermost frame of its traceback in tvm/relax/frontend/, at a `raise` or `assert`) saying
+# it does not handle the op ("Unsupported function types [...]", "Multi-layer GRU is not yet
+# supported"), or a NotImplementedError it raises. The same words from anywhere else (torch's
+# "Got unsupported ScalarType BFloat16" inside a converter, a TVM error below the frontend)
+# are a failure.
+_REFUSAL = re.compile(r"[Uu]nsupported|not (yet )?supported|[Nn]ot implemented")
+_FRONTEND_PATH = re.compile(r"[/\\]tvm[/\\]relax[/\\]frontend[/\\]")
+
+
+def frontend_refusal(err: BaseException) -> bool:
+    """Whether ``err``, raised while importing a case, is the frontend refusing it."""
+    import traceback
+
+    frames = traceback.extract_tb(err.__traceback__)
+    if not frames or not _FRONTEND_PATH.search(frames[-1].filename):
+        return False
+    # Its own `raise` or `assert` statement: an error of a call it makes into C (torch's
+    # `.numpy()` of a bfloat16 tensor) also ends in a frontend frame, on the calling line.
+    if not (frames[-1].line or "").lstrip().startswith(("raise", "assert")):
+        return False
+    return isinstance(err, NotImplementedError) or bool(_REFUSAL.search(str(err)))
 
 
 @dataclasses.dataclass
@@ -710,8 +729,7 @@ def run_cases(
             result.outcome, result.detail = "excluded", f"untraceable: {err}"[:300]
         except Exception as err:  # noqa: BLE001
             result.detail = "import: " + _message(err)
-            refused = isinstance(err, NotImplementedError) or _REFUSAL.search(str(err))
-            result.outcome = "refused" if refused else "failing"
+            result.outcome = "refused" if frontend_refusal(err) else "failing"
         return None
 
     def import_batch(items: list[tuple[Case, list[Any], Result]], frontend: str) -> list[_Unit]:

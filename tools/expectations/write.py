@@ -7,16 +7,21 @@
 It runs the op corpus's //... tier, chunk by chunk in child processes as its test does
 (op_corpus_outcomes.run_shard_isolated), and writes
 python/tvm_conformance/expectations/<lane>/op_corpus_tier.json: every case's outcome
-(tvm_conformance.expectations). It refuses a venv holding a user's wheel (expectations are the
-lane's pinned wheels' own) and a run with a failing case (record it as a deviation first:
-op_corpus.py record). Without --write it prints how the run compares with the file.
+(tvm_conformance.expectations), and the run's scoreboard as the lane's recorded run
+(docs/op_corpus_scoreboard.json, docs/op_corpus.md; the README's sentence is printed). It
+refuses a venv holding a user's wheel (expectations are the lane's pinned wheels' own) and a
+run with a failing case (record it as a deviation first: op_corpus.py record). Without
+--write it prints how the run compares with the file.
 """
 
 from __future__ import annotations
 
 import argparse
 import concurrent.futures
+import json
 import os
+import re
+import resource
 import sys
 from pathlib import Path
 
@@ -24,6 +29,39 @@ from tvm_conformance import expectations
 from tvm_conformance import op_corpus_outcomes as outcomes
 
 SUITE = "op_corpus_tier"
+
+
+def _children_cpu() -> float:
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
+
+
+def record_scoreboard(workspace: Path, lane: str, tvm: str, results: list, cpu_s: float) -> None:
+    """The lane's recorded run (docs/op_corpus_scoreboard.json) and its table in
+    docs/op_corpus.md, from this run: one source, the run the expectations were written from.
+    The README's sentence of the run (op_corpus_outcomes.headline) is printed to paste."""
+    record_file = workspace / "docs" / "op_corpus_scoreboard.json"
+    runs = json.loads(record_file.read_text(encoding="utf-8"))
+    old = runs["runs"].get(lane)
+    new = dict(old or {"scope": "//... tier"}, tvm=tvm, cpu_s=round(cpu_s, 1))
+    new["scoreboard"] = outcomes.scoreboard(results)
+    runs["runs"][lane] = new
+    record_file.write_text(json.dumps(runs, indent=1) + "\n", encoding="utf-8")
+    doc_file = workspace / "docs" / "op_corpus.md"
+    doc = doc_file.read_text(encoding="utf-8")
+    if old:
+        doc = doc.replace(
+            outcomes.scoreboard_markdown(old["scoreboard"]),
+            outcomes.scoreboard_markdown(new["scoreboard"]),
+        )
+        heading = re.compile(rf"^(### [^\n]*\(TVM {re.escape(old['tvm'])}\)): [\d,]+ s CPU$", re.M)
+        lane_heading = [m for m in heading.finditer(doc) if lane in m.group(1) or (
+            lane == "default" and "Default lane" in m.group(1))]  # fmt: skip
+        for m in lane_heading[:1]:
+            title = m.group(1).replace(f"TVM {old['tvm']}", f"TVM {tvm}")
+            doc = doc[: m.start()] + f"{title}: {cpu_s:.0f} s CPU" + doc[m.end() :]
+    doc_file.write_text(doc, encoding="utf-8")
+    print(f"expectations: README's sentence: {outcomes.headline(lane, new)}")
 
 
 def run_tier(jobs: int) -> tuple[str, list[str], list[outcomes.Result]]:
@@ -55,7 +93,9 @@ def main(argv: list[str] | None = None) -> int:
     if args.write and not workspace:
         print("expectations: --write needs `./bazelw run //tools/expectations`", file=sys.stderr)
         return 2
+    cpu_before = _children_cpu()
     tvm, names, results = run_tier(max(1, args.jobs))
+    cpu_s = _children_cpu() - cpu_before
     failing = [r for r in results if r.outcome == "failing"]
     if args.write and failing:
         print(
@@ -73,6 +113,7 @@ def main(argv: list[str] | None = None) -> int:
         target.mkdir(parents=True, exist_ok=True)
         (target / f"{SUITE}.json").write_text(expectations.dumps(lane, SUITE, tvm, cases))
         print(f"expectations: wrote {target / f'{SUITE}.json'}: {len(cases)} cases, TVM {tvm}")
+        record_scoreboard(Path(workspace), lane, tvm, results, cpu_s)
         return 0
     judgement = expectations.judge(results, names, expectations.load(lane, SUITE))
     problems = judgement.problems(expectations.pinned(record))

@@ -279,3 +279,44 @@ def test_a_shard_outside_its_range_is_refused_before_any_child() -> None:
 
     with pytest.raises(ValueError, match=r"shard 7 is not in \[0, 7\)"):
         op_corpus_outcomes.run_shard_isolated("op", 7, 7)
+
+
+def _raised_in(path: str, source: str) -> BaseException:
+    """The exception `f()` raises, `f` defined by `source` as if in the file `path`."""
+    import linecache
+
+    lines = source.splitlines(keepends=True)
+    linecache.cache[path] = (len(source), None, lines, path)
+    scope: dict = {"torch": torch}
+    exec(compile(source, path, "exec"), scope)  # noqa: S102
+    try:
+        scope["f"]()
+    except Exception as err:  # noqa: BLE001
+        return err
+    raise AssertionError("f() raised nothing")
+
+
+_FRONTEND_FILE = "/site-packages/tvm/relax/frontend/torch/base_fx_graph_translator.py"
+
+
+@pytest.mark.parametrize(
+    ("path", "source", "refusal"),
+    [
+        (
+            _FRONTEND_FILE,
+            "def f():\n    assert not ['x'], 'Unsupported function types [x]'\n",
+            True,
+        ),
+        (_FRONTEND_FILE, "def f():\n    raise NotImplementedError('GRU')\n", True),
+        (_FRONTEND_FILE, "def f():\n    raise ValueError('Unsupported rounding_mode: x')\n", True),
+        # torch's own error, raised in C from a frontend line: not the frontend's refusal.
+        (_FRONTEND_FILE, "def f():\n    torch.ones(1, dtype=torch.bfloat16).numpy()\n", False),
+        # The frontend's own raise, without a word of refusal: a failure.
+        (_FRONTEND_FILE, "def f():\n    raise ValueError('shape mismatch')\n", False),
+        # The refusal's words from below the frontend: a failure.
+        ("/site-packages/tvm/ir/op.py", "def f():\n    raise NotImplementedError('x')\n", False),
+    ],
+    ids=["assert", "not-implemented", "value-error", "torch-c-error", "no-refusal", "below"],
+)
+def test_a_refusal_is_the_frontends_own(path: str, source: str, refusal: bool) -> None:
+    assert op_corpus.frontend_refusal(_raised_in(path, source)) is refusal
