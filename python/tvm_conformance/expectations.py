@@ -15,14 +15,16 @@ A run compares every case with it:
   stale (the corpus or the kit changed), the run fails until the file is regenerated.
 
 An outcome is a short string: ``correct``, ``refused <step>: <exception type>``, ``deviating
-<recorded deviation id>``, ``excluded <why>`` or ``failing``. Standard library only: the
-op corpus's shard processes import neither torch nor TVM.
+<recorded deviation id> @ <its message's figures>``, ``excluded <why>`` or ``failing``; a
+deviation whose figures leave their bounds (:func:`number_drift`) is a regression too.
+Standard library only: the op corpus's shard processes import neither torch nor TVM.
 """
 
 from __future__ import annotations
 
 import dataclasses
 import json
+import re
 import sys
 from collections.abc import Iterable, Mapping
 from pathlib import Path
@@ -35,10 +37,66 @@ _RANK = {"correct": 0, "refused": 1, "deviating": 2, "failing": 3}
 REGENERATE = "./bazelw run [--config=<lane>] //tools/expectations -- --write"
 
 
+# A numeric deviation's figures (its message's numbers, which its record leaves open) are
+# pinned with it. Integers (element counts, positions, output indices, dtype widths) stay
+# exact; any other number (an error, a value, an allowance) within this factor either way:
+# the same deviation varies with rounding, a thousandfold error is another behaviour.
+NUMBER_FACTOR = 10.0
+_NUMBER = re.compile(r"\d+(?:\.\d+)?(?:e[-+]?\d+)?")
+_FIGURES = " @ "
+
+
+def figures(detail: str) -> str:
+    """The numbers of a message, space-separated, as written."""
+    return " ".join(_NUMBER.findall(detail))
+
+
+def number_drift(seen: str, now: str) -> list[str]:
+    """Each figure of ``now`` (space-separated, as :func:`figures` writes them) out of the
+    bounds of ``seen``'s: `was -> now`; [] when every figure holds. A pinned figure marked
+    ``~`` varied between the runs it was written from (a count over ties): within the factor,
+    like a float."""
+    was_all, now_all = seen.split(), now.split()
+    if len(was_all) != len(now_all):
+        return [f"{len(was_all)} figures -> {len(now_all)}"]
+    drift = []
+    for marked, got in zip(was_all, now_all, strict=True):
+        was = marked.removeprefix("~")
+        if was == got:
+            continue
+        exact = not marked.startswith("~") and not any(c in was for c in ".e")
+        a, b = float(was), float(got)
+        if exact or a == 0 or b == 0 or not 1 / NUMBER_FACTOR <= b / a <= NUMBER_FACTOR:
+            drift.append(f"{was} -> {got}")
+    return drift
+
+
+def _exact_float(figure: str) -> bool:
+    """A figure written as a float (bounded by the factor already: no mark needed)."""
+    return any(c in figure for c in ".e")
+
+
+def merge_runs(pinned: str, other: str) -> str:
+    """``pinned`` with each figure that ``other`` (the same case's outcome in another run)
+    gives otherwise marked ``~``; ``pinned`` itself where the two are no one deviation."""
+    head, _, numbers = pinned.partition(_FIGURES)
+    other_head, _, other_numbers = other.partition(_FIGURES)
+    mine, theirs = numbers.split(), other_numbers.split()
+    if head != other_head or len(mine) != len(theirs):
+        return pinned
+    merged = [
+        a if _exact_float(a) or (a.removeprefix("~") == b.removeprefix("~") and b[:1] != "~")
+        else "~" + a.removeprefix("~")
+        for a, b in zip(mine, theirs, strict=True)
+    ]  # fmt: skip
+    return f"{head}{_FIGURES}{' '.join(merged)}"
+
+
 def outcome_of(result: Any) -> str:
     """The pinned form of one op-corpus result (an ``op_corpus_outcomes.Result``)."""
     if result.outcome == "deviating":
-        return f"deviating {result.deviation}"
+        numbers = figures(result.detail) if result.detail.split(":", 1)[0] != "not run" else ""
+        return f"deviating {result.deviation}" + (f"{_FIGURES}{numbers}" if numbers else "")
     if result.outcome == "refused":
         # "import: AssertionError: Unsupported ..." -> "import: AssertionError": the step and
         # the exception type; the text names the op, which the case's key names already.
@@ -103,6 +161,11 @@ def change(expected: str, actual: str) -> str:
     """``same``, ``regression`` or ``improvement``: how ``actual`` compares with ``expected``."""
     if expected == actual:
         return "same"
+    exp_head, _, exp_numbers = expected.partition(_FIGURES)
+    act_head, _, act_numbers = actual.partition(_FIGURES)
+    if exp_head == act_head and exp_head.startswith("deviating "):
+        # The same recorded deviation: its figures decide.
+        return "regression" if number_drift(exp_numbers, act_numbers) else "same"
     exp_kind, act_kind = expected.split(" ", 1)[0], actual.split(" ", 1)[0]
     if "excluded" in (exp_kind, act_kind):
         # A case the kit stopped running is lost coverage; one it now runs is judged by its
@@ -161,7 +224,14 @@ def judge(results: Iterable[Any], names: Iterable[str], expected: Mapping[str, s
         if how == "same":
             verdict.same += 1
             continue
-        line = f"{key}: {want} -> {actual}" + (f" ({r.detail[:300]})" if r.detail else "")
+        want_head, _, want_numbers = want.partition(_FIGURES)
+        actual_head, _, actual_numbers = actual.partition(_FIGURES)
+        if want_head == actual_head:  # the same deviation, figures out of bounds
+            drift = ", ".join(number_drift(want_numbers, actual_numbers))
+            line = f"{key}: {want_head}: figures out of bounds ({drift})"
+        else:
+            line = f"{key}: {want_head} -> {actual_head}"
+        line += f" ({r.detail[:300]})" if r.detail else ""
         (verdict.regressions if how == "regression" else verdict.improvements).append(line)
     held = set(names)
     for key, want in sorted(expected.items()):

@@ -134,3 +134,48 @@ def test_each_lane_file_is_as_written() -> None:
         ), f"{file}: not as expectations.dumps writes it"
         assert "failing" not in data["cases"].values(), f"{file}: a failing case is pinned"
         assert len(data["cases"]) > 1000, f"{file}: {len(data['cases'])} cases"
+
+
+def test_a_deviations_figures_are_pinned_within_their_bounds() -> None:
+    detail = (
+        "bytecode: AssertionError: output 0: 54 of 54 elements differ ...; worst at [1, 1, 2, 2]:"
+        " got np.float64(5.786102771759033), error 17.4 > allowed 7.97e-06 = 3.5 x u(float32)"
+    )
+    pinned = expectations.outcome_of(_result("deviating", detail, "corpus-a"))
+    assert (
+        pinned == "deviating corpus-a @ 0 54 54 1 1 2 2 64 5.786102771759033 17.4 7.97e-06 3.5 32"
+    )
+
+    def now(text: str) -> str:
+        return expectations.outcome_of(_result("deviating", text, "corpus-a"))
+
+    # Rounding moves an error a little: the same deviation.
+    assert expectations.change(pinned, now(detail.replace("17.4", "16.9"))) == "same"
+    # A thousandfold error, another count of elements, another position: another behaviour.
+    for changed in ("17400.0", "54 of 55", "[1, 1, 2, 3]"):
+        original = {"17400.0": "17.4", "54 of 55": "54 of 54", "[1, 1, 2, 3]": "[1, 1, 2, 2]"}
+        assert expectations.change(pinned, now(detail.replace(original[changed], changed))) == (
+            "regression"
+        ), changed
+    verdict = expectations.judge(
+        [_result("deviating", detail.replace("17.4", "17400.0"), "corpus-a")],
+        ["add"],
+        {"op|add|float32|fx|0": pinned},
+    )
+    assert verdict.regressions[0].startswith(
+        "op|add|float32|fx|0: deviating corpus-a: figures out of bounds (17.4 -> 17400.0)"
+    )
+    assert expectations.number_drift("1 2.0", "1") == ["2 figures -> 1"]
+
+
+def test_a_figure_that_varied_between_runs_is_pinned_loose() -> None:
+    first, second = "deviating corpus-a @ 0 15 25 10.1", "deviating corpus-a @ 0 16 25 10.3"
+    merged = expectations.merge_runs(first, second)
+    assert merged == "deviating corpus-a @ 0 ~15 25 10.1"
+    # The loose count may move within the factor; the exact ones may not.
+    assert expectations.change(merged, "deviating corpus-a @ 0 14 25 9.8") == "same"
+    assert expectations.change(merged, "deviating corpus-a @ 0 15 26 10.1") == "regression"
+    assert expectations.change(merged, "deviating corpus-a @ 0 200 25 10.1") == "regression"
+    # Loose stays loose; another deviation leaves the pin as it is.
+    assert expectations.merge_runs(merged, first) == merged
+    assert expectations.merge_runs(first, "deviating corpus-b @ 0 16 25 10.3") == first
