@@ -44,6 +44,10 @@ REGENERATE = "./bazelw run [--config=<lane>] //tools/expectations -- --write"
 NUMBER_FACTOR = 10.0
 _NUMBER = re.compile(r"\d+(?:\.\d+)?(?:e[-+]?\d+)?")
 _FIGURES = " @ "
+# Every pinned outcome's form (the writer's and the tests' check of the files).
+OUTCOME_FORM = re.compile(
+    r"correct|failing|refused [^@]+|excluded [^@]+|deviating \S+( @ ~?[-+.e\d]+( ~?[-+.e\d]+)*)?"
+)
 
 
 def figures(detail: str) -> str:
@@ -82,7 +86,7 @@ def merge_runs(pinned: str, other: str) -> str:
     head, _, numbers = pinned.partition(_FIGURES)
     other_head, _, other_numbers = other.partition(_FIGURES)
     mine, theirs = numbers.split(), other_numbers.split()
-    if head != other_head or len(mine) != len(theirs):
+    if head != other_head or len(mine) != len(theirs) or not mine:
         return pinned
     merged = [
         a if _exact_float(a) or (a.removeprefix("~") == b.removeprefix("~") and b[:1] != "~")

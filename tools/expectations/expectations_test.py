@@ -133,6 +133,8 @@ def test_each_lane_file_is_as_written() -> None:
             lane, SUITE, data["tvm"], data["cases"]
         ), f"{file}: not as expectations.dumps writes it"
         assert "failing" not in data["cases"].values(), f"{file}: a failing case is pinned"
+        bad = [v for v in data["cases"].values() if not expectations.OUTCOME_FORM.fullmatch(v)]
+        assert not bad, f"{file}: outcomes of no known form: {bad[:5]}"
         assert len(data["cases"]) > 1000, f"{file}: {len(data['cases'])} cases"
 
 
@@ -176,6 +178,8 @@ def test_a_figure_that_varied_between_runs_is_pinned_loose() -> None:
     assert expectations.change(merged, "deviating corpus-a @ 0 14 25 9.8") == "same"
     assert expectations.change(merged, "deviating corpus-a @ 0 15 26 10.1") == "regression"
     assert expectations.change(merged, "deviating corpus-a @ 0 200 25 10.1") == "regression"
+    # An outcome without figures stays as it is.
+    assert expectations.merge_runs("correct", "correct") == "correct"
     # Loose stays loose; another deviation leaves the pin as it is.
     assert expectations.merge_runs(merged, first) == merged
     assert expectations.merge_runs(first, "deviating corpus-b @ 0 16 25 10.3") == first

@@ -1,13 +1,20 @@
 """Every default argument of the public functions the conformance rows call, omitted and passed
-explicitly: the two calls must agree. The parameters and their defaults are read with
-`inspect.signature`, so a parameter added upstream is driven without editing this file (a test
-fails on a function whose defaults it cannot observe). A `device` parameter defaulting to None
-must mean the default device, `tvm.cpu()` with its own defaults.
+explicitly: the two calls must agree. The parameters are read with `inspect.signature`, so a
+parameter added upstream is driven without editing this file (a test fails on a function whose
+defaults it cannot observe). The value passed explicitly is the default the lane's registry
+snapshot recorded (tools/registry_snapshot/<lane>.json, `python_api`), not the one the
+signature has now: a TVM whose default changed behaves otherwise when it is omitted, and the
+case fails (passing the signature's own default would call the function twice alike). A
+`device` parameter defaulting to None must mean the default device, `tvm.cpu()` with its own
+defaults.
 """
 
 from __future__ import annotations
 
+import ast
+import functools
 import inspect
+import json
 from collections.abc import Callable
 from typing import Any
 
@@ -16,7 +23,8 @@ import pytest
 import tvm
 from tvm import relax
 
-from tvm_conformance import relax_vm
+from tvm_conformance import expectations, relax_vm
+from tvm_conformance.runfiles import rlocation
 
 X = np.array([1.0, -2.0, 3.5], "float32")
 
@@ -98,10 +106,45 @@ def _call(name: str, **kwargs: Any) -> Any:
     return observe(func(*required, **kwargs))
 
 
+@functools.cache
+def _recorded_api() -> dict[str, Any]:
+    lane = expectations.lane_of(expectations.venv_record())
+    path = rlocation(f"tools/registry_snapshot/{lane}.json")
+    with open(path, encoding="utf-8") as f:
+        return json.load(f)["python_api"]
+
+
+def recorded_default(name: str, param: str) -> Any:
+    """The default of `param` that the lane's snapshot recorded for `name` (a literal: the
+    test fails on a default it cannot read)."""
+    api = _recorded_api()
+    if name in api:
+        text = api[name]["signature"]
+    else:
+        owner, member = name.rsplit(".", 1)
+        text = api[owner]["members"][member]
+    args = ast.parse(f"def f{text}: pass").body[0].args  # type: ignore[attr-defined]
+    positional = [a.arg for a in args.posonlyargs + args.args]
+    with_defaults = positional[len(positional) - len(args.defaults) :]
+    found = dict(zip(with_defaults, args.defaults, strict=True))
+    kwonly = zip(args.kwonlyargs, args.kw_defaults, strict=True)
+    found.update((a.arg, d) for a, d in kwonly if d is not None)
+    assert param in found, f"{name}: the snapshot records no default of {param} ({text})"
+    return ast.literal_eval(found[param])
+
+
 @pytest.mark.parametrize(("name", "param"), CASES, ids=[f"{n}-{p}" for n, p in CASES])
 def test_a_default_omitted_equals_it_passed_explicitly(name: str, param: str) -> None:
-    default = signature_of(name).parameters[param].default
-    assert _call(name) == _call(name, **{param: default})
+    assert _call(name) == _call(name, **{param: recorded_default(name, param)})
+
+
+def test_a_changed_default_is_told_from_the_recorded_one() -> None:
+    """The comparison can fail: PassContext's opt_level passed as another value differs."""
+    recorded = recorded_default("tvm.transform.PassContext", "opt_level")
+    assert recorded == signature_of("tvm.transform.PassContext").parameters["opt_level"].default
+    assert _call("tvm.transform.PassContext") != _call(
+        "tvm.transform.PassContext", opt_level=recorded + 1
+    )
 
 
 def test_every_default_is_driven() -> None:
