@@ -76,6 +76,9 @@ class Case:
     googletest: bool = False  # googletest writes `status`/`result` attributes; pytest does not
     # The other runs of this case (`--runs_per_test`): every run counts in the verdict.
     other_runs: list[Case] = field(default_factory=list)
+    # A failure's whole report (the element's text): pytest shortens a long message
+    # attribute to its first lines ("[+N more lines; full report in element text]").
+    report: str = ""
 
     def runs(self) -> list[Case]:
         """This case and its other runs (one element without --runs_per_test)."""
@@ -214,12 +217,13 @@ def _properties(element: ET.Element) -> dict[str, str]:
 
 def _case(element: ET.Element) -> Case:
     outcome = case_outcome(element)
-    message = ""
+    message = report = ""
     children = {child.tag: child for child in element}
     for tag in ("failure", "error"):
         if tag in children:
             node = children[tag]
             message = (node.get("message") or node.text or "").strip()
+            report = (node.text or "").strip()
             break
     else:
         if "skipped" in children:
@@ -242,6 +246,7 @@ def _case(element: ET.Element) -> Case:
         deviation=found["id"] if found else None,
         time_s=time_s,
         googletest=element.get("status") is not None,
+        report=report,
     )
 
 

@@ -555,7 +555,11 @@ def expectation_problems(label: str, case: Case) -> list[str]:
     -> actual (...)` for a case worse than pinned, `STALE EXPECTATION: ...` for one the file
     does not hold; [] for any other failure."""
     problems = []
-    for line in case.message.splitlines():
+    # The message attribute, or where pytest shortened it, the report's `E` lines.
+    lines = case.message.splitlines()
+    if "full report in element text" in case.message:
+        lines = [line[1:] for line in case.report.splitlines() if line.startswith("E ")]
+    for line in lines:
         text = line.strip()
         if text.startswith("regression: "):
             what = text.removeprefix("regression: ")[:300]

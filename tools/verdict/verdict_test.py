@@ -787,3 +787,32 @@ def test_a_users_registry_drift_is_counted_in_the_verdict_line(tmp_path: Path) -
     assert result.drift == {"added": 5, "removed": 1, "changed": 2}
     assert "registry drift 8 (5 added, 2 changed, 1 removed), " in result.line()
     assert verdict.verdict_of(plain, REGISTRY).drift == {}
+
+
+def test_regression_lines_are_read_from_the_report_where_pytest_shortened_the_message(
+    tmp_path: Path,
+) -> None:
+    from xml.sax.saxutils import escape, quoteattr
+
+    # pytest >= 8 shortens a long message attribute; the lines are in the element's text.
+    message = (
+        "AssertionError: 1 case(s) of the default lane's expectations changed:\n"
+        "[+2 more lines; full report in element text]"
+    )
+    report = (
+        "    def test_tier_chunk(kind):\n"
+        "        # each `regression: <case>` line is a problem\n"
+        "E       AssertionError: 1 case(s) of the default lane's expectations changed:\n"
+        "E         regression: op|add|float32|fx|0: correct -> failing (boom)\n"
+        "E       assert not ['regression: op|add|float32|fx|0: ...']\n"
+    )
+    tier = "//python/tests/op_corpus:op_corpus_tier_test"
+    case = (
+        '<testcase classname="x" name="test_tier_chunk[op-0of7]" time="1">'
+        f"<failure message={quoteattr(message)}>{escape(report)}</failure></testcase>"
+    )
+    tests = {**GOOD, tier: junit([case])}
+    result = _verdict(tmp_path, tests, statuses={tier: "FAILED"}, exit_code=3)
+    changed = "op|add|float32|fx|0: correct -> failing (boom)"
+    expected = f"REGRESSION: {tier} :: test_tier_chunk[op-0of7]: {changed}"
+    assert [p for p in result.problems if "op_corpus_tier_test ::" in p] == [expected]
