@@ -22,17 +22,9 @@ from pathlib import Path
 import pytest
 import snapshot
 
-from tvm_conformance import runfiles
+from tvm_conformance import expectations, runfiles
 
-
-def _venv_record() -> dict:
-    try:
-        return json.loads((Path(sys.prefix) / "tvm_conformance_venv.json").read_text())
-    except (OSError, ValueError):
-        return {}
-
-
-LANE = str(_venv_record().get("lane") or "default")
+LANE = expectations.lane_of(expectations.venv_record())
 
 
 def _lane_file(lane: str = LANE) -> Path:
@@ -78,7 +70,7 @@ def judged_differences(found: list[dict[str, str]]) -> tuple[list[str], str]:
 
 def test_lane_tvm_matches_its_snapshot() -> None:
     found = _differences()
-    user = sorted(_venv_record().get("user_wheels") or {})
+    user = sorted(expectations.venv_record().get("user_wheels") or {})
     if user:
         regressions, why_not = judged_differences(found)
         if why_not:
