@@ -4,10 +4,13 @@ give an argument in a new way, omitted, None or empty, or explicit; one other li
 for one name in three), through the tier's frontends, each chunk in a child process (TVM may
 kill it).
 
-A chunk fails on a failing case (a wrong value, shape or dtype, an error at build or run
-time, a crash, or an import error that is no refusal) that is no recorded deviation, and on a
-recorded deviation whose case is now correct (fixed: remove its record). Refusals are
-coverage. The results and the chunk's scoreboard are written to the test's undeclared outputs.
+Every case of a chunk is compared with the lane's pinned expectation
+(tvm_conformance.expectations, python/tvm_conformance/expectations/<lane>/op_corpus_tier.json):
+a case worse than pinned is a regression and one the file does not hold is stale, each a line
+of the failure; a case better than pinned is an improvement (good news on a user's wheel,
+stale on the lane's pinned ones). The whole corpus (TVM_OP_CORPUS=all) has no pinned
+expectations yet: it fails on a failing case and on a recorded deviation now fixed. The
+results, the chunk's scoreboard and its judgement are written to the test's undeclared outputs.
 """
 
 from __future__ import annotations
