@@ -243,3 +243,23 @@ def judge(results: Iterable[Any], names: Iterable[str], expected: Mapping[str, s
         if key not in seen and name in held and name not in crashed:
             verdict.stale.append(f"{key}: {want} -> no result")
     return verdict
+
+
+def judge_outcomes(actual: Mapping[str, str], expected: Mapping[str, str]) -> Judgement:
+    """Every case's outcome (already in its pinned form) against ``expected``, for a suite
+    that computes each case itself (the Relax op walk): a case on one side only is stale, a
+    `failing` case not listed a regression."""
+    verdict = Judgement()
+    for key in sorted(actual):
+        now, want = actual[key], expected.get(key)
+        if want is None:
+            line = f"{key}: not listed -> {now}"
+            (verdict.regressions if now == "failing" else verdict.stale).append(line)
+        elif (how := change(want, now)) == "same":
+            verdict.same += 1
+        else:
+            line = f"{key}: {want} -> {now}"
+            (verdict.regressions if how == "regression" else verdict.improvements).append(line)
+    gone = [f"{k}: {w} -> no result" for k, w in sorted(expected.items()) if k not in actual]
+    verdict.stale += gone
+    return verdict

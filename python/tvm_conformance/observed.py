@@ -138,6 +138,11 @@ class InfiniteIntBoundFailed(DeviationObserved):
     open side) failed to build instead of leaving that side open."""
 
 
+class InfiniteIntBoundClamped(DeviationObserved):
+    """R.clip of an int64 tensor with infinite bounds built, and every element came back as
+    int64's minimum instead of the value itself."""
+
+
 class ScalarParameterRefused(DeviationObserved):
     """An op accepted with a 0-d parameter tensor by its struct-info inference failed while
     legalizing (topi asserts a 1-d one)."""

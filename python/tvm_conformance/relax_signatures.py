@@ -535,10 +535,11 @@ def _argmax(x: Any, axis: Any = None, keepdims: bool = False) -> Any:
 
 
 def _matmul(x1: Any, x2: Any, out_dtype: Any = None) -> Any:
+    """R.matmul: with an ``out_dtype`` the operands are converted to it first, as topi's
+    legalization does (a bool product then counts, where numpy's bool matmul is a logical or)."""
     import torch
 
-    out = _exact(torch.matmul)(x1, x2)
-    return out if out_dtype is None else out.to(getattr(torch, str(out_dtype)))
+    return _in_out_dtype(torch.matmul, [x1, x2], out_dtype)
 
 
 _SPATIAL = {1: "W", 2: "HW", 3: "DHW"}

@@ -47,23 +47,26 @@ A spec that cannot be read stops the registry from loading.
 
 ## Expectations: what each generated case may become
 
-The rows below are the deviations the hand-written tests pin. Generated cases (today the op
-corpus's //... tier: every OpInfo op and ModuleInfo module sample through each frontend) are
-pinned case by case, per lane, in `python/tvm_conformance/expectations/<lane>/<suite>.json`:
-one line per case, its outcome on the lane's pinned wheels (`correct`, `refused <step>:
-<exception>`, `deviating <record id>`, `excluded <why>`). The kit's own run writes them
-(`./bazelw run [--config=<lane>] //tools/expectations -- --write`; every lane:
-`tools/expectations/regenerate.sh`), and a change is reviewed as their diff. One source per
-fact: what a deviation *is* (its case class, its exact behaviour, the TVM versions it was seen
-on) lives in `op_corpus_deviations.json` (docs/op_corpus_deviations.md is generated from it);
-which case shows which deviation, refusal or exclusion on a lane lives in the expectations,
-which name the records by id and never restate them; TVM's registries (globals, ops, target
-kinds and tags) live in `tools/registry_snapshot/<lane>.json`; the hand-written tests'
-deviations live in `deviation_registry.py` (the table below). A run compares every generated
-case with its lane's file: a worse outcome is a `REGRESSION` (one line per case, FAIL), a
-better one on a user's wheel an improvement (good news, counted in the verdict line), on the
-lane's pinned wheels a `STALE EXPECTATION` (the file is held exactly), as is a case it does
-not list (docs/results.md, "Reading a FAIL").
+The rows below are the deviations the hand-written tests pin. Generated cases (the op corpus's
+//... tier: every OpInfo op and ModuleInfo module sample through each frontend; the Relax op
+walk: every signature point of every walked op, `relax_op_walk.json`, and the whole walk of
+`--config=op_corpus`, `relax_op_walk_full.json`) are pinned case by case, per lane, in
+`python/tvm_conformance/expectations/<lane>/<suite>.json`: one line per case, its outcome on the
+lane's pinned wheels (`correct`, `refused <step>: <exception>`, `deviating <record id>`,
+`excluded <why>`). The kit's own run writes them (`./bazelw run [--config=<lane>]
+//tools/expectations -- --write`; every lane: `tools/expectations/regenerate.sh`), and a change
+is reviewed as their diff. One source per fact: what a deviation *is* (its case class, its exact
+behaviour, the TVM versions it was seen on) lives in `op_corpus_deviations.json`
+(docs/op_corpus_deviations.md is generated from it); which case shows which deviation, refusal
+or exclusion on a lane lives in the expectations, which name the records by id and never restate
+them (a walk point's `deviating` names a row of the table below, the walk test's KNOWN entry
+binds its exception and message); TVM's registries (globals, ops, target kinds and tags) live in
+`tools/registry_snapshot/<lane>.json`; the hand-written tests' deviations live in
+`deviation_registry.py` (the table below). A run compares every generated case with its lane's
+file: a worse outcome is a `REGRESSION` (one line per case, FAIL), a better one on a user's
+wheel an improvement (good news, counted in the verdict line), on the lane's pinned wheels a
+`STALE EXPECTATION` (the file is held exactly), as is a case it does not list (docs/results.md,
+"Reading a FAIL").
 """
 
 COLUMNS = ("id", "kind", "lanes", "expected (seed / upstream)", "what TVM does", "test", "upstream")

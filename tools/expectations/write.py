@@ -3,23 +3,29 @@
     ./bazelw run [--config=<lane>] //tools/expectations -- --write   # one lane
     tools/expectations/regenerate.sh                                 # every lane
     ./bazelw run //tools/expectations                                # compare only, no write
+    ... -- [--write] --suite relax_op_walk                           # one suite
 
-It runs the op corpus's //... tier twice, chunk by chunk in child processes as its test does
-(op_corpus_outcomes.run_shard_isolated): a case with two outcomes is refused, and a figure of a
-deviation that differs between the runs (or from the file it replaces) is pinned loose
-(`~`). It writes
+The op corpus tier (op_corpus_tier.json): it runs the op corpus's //... tier twice, chunk by
+chunk in child processes as its test does (op_corpus_outcomes.run_shard_isolated): a case with
+two outcomes is refused, and a figure of a deviation that differs between the runs (or from the
+file it replaces) is pinned loose (`~`). It writes
 python/tvm_conformance/expectations/<lane>/op_corpus_tier.json: every case's outcome
 (tvm_conformance.expectations), and the run's scoreboard as the lane's recorded run
 (docs/op_corpus_scoreboard.json, docs/op_corpus.md; the README's sentence is printed). It
-refuses a venv holding a user's wheel (expectations are the lane's pinned wheels' own) and a
-run with a failing case (record it as a deviation first: op_corpus.py record). Without
---write it prints how the run compares with the file.
+refuses a venv holding a user's wheel (expectations are the lane's pinned wheels' own) and a run
+with a failing case (record it as a deviation first: op_corpus.py record). Without --write it
+prints how the run compares with the file.
+
+The Relax op walk (relax_op_walk.json, and relax_op_walk_full.json for `--config=op_corpus`'s
+whole walk): every point's outcome as its test computes it (op_signatures_test.walk_outcomes:
+normalizing, no build), twice; the writer refuses a point whose two outcomes differ.
 """
 
 from __future__ import annotations
 
 import argparse
 import concurrent.futures
+import importlib.util
 import json
 import os
 import re
@@ -27,10 +33,12 @@ import resource
 import sys
 from pathlib import Path
 
-from tvm_conformance import expectations
+from tvm_conformance import expectations, runfiles
 from tvm_conformance import op_corpus_outcomes as outcomes
 
 SUITE = "op_corpus_tier"
+WALK_TEST = "python/tests/relax/op_signatures_test.py"
+SUITES = (SUITE, "relax_op_walk")
 
 
 def _children_cpu() -> float:
@@ -81,6 +89,7 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--write", action="store_true", help="write the lane's file")
     parser.add_argument("--jobs", type=int, default=os.cpu_count() or 1, help="chunks at once")
+    parser.add_argument("--suite", choices=(*SUITES, "all"), default="all", help="which file")
     args = parser.parse_args(argv)
     record = expectations.venv_record()
     lane = expectations.lane_of(record)
@@ -95,6 +104,67 @@ def main(argv: list[str] | None = None) -> int:
     if args.write and not workspace:
         print("expectations: --write needs `./bazelw run //tools/expectations`", file=sys.stderr)
         return 2
+    suites = SUITES if args.suite == "all" else (args.suite,)
+    status = 0
+    if "relax_op_walk" in suites:
+        status = max(status, write_walk(lane, args.write, workspace, expectations.pinned(record)))
+    if SUITE in suites:
+        status = max(status, write_tier(lane, args, workspace, record))
+    return status
+
+
+def _walk_module():
+    """The Relax op walk's test module (its KNOWN deviations and walk_outcomes)."""
+    spec = importlib.util.spec_from_file_location(
+        "op_signatures_test", runfiles.rlocation(WALK_TEST)
+    )
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def write_walk(lane: str, write: bool, workspace: str | None, pinned_wheels: bool) -> int:
+    """The Relax op walk's two files (CI's scope and the whole walk): written, or compared."""
+    import tvm
+
+    walk = _walk_module()
+    status = 0
+    for full, suite in walk.WALK_SUITES.items():
+        cases = walk.walk_outcomes(full)
+        if write:
+            again = walk.walk_outcomes(full)
+            unstable = [
+                f"  {k}: {v} / {again.get(k)}" for k, v in cases.items() if again.get(k) != v
+            ]
+            if unstable or set(again) != set(cases):
+                print(
+                    f"expectations: {suite}: {len(unstable)} point(s) gave two outcomes, nothing "
+                    "written:\n" + "\n".join(unstable[:40]),
+                    file=sys.stderr,
+                )
+                status = 1
+                continue
+            target = Path(workspace) / "python" / "tvm_conformance" / "expectations" / lane
+            target.mkdir(parents=True, exist_ok=True)
+            (target / f"{suite}.json").write_text(
+                expectations.dumps(lane, suite, tvm.__version__, cases)
+            )
+            print(f"expectations: wrote {target / f'{suite}.json'}: {len(cases)} points")
+            continue
+        judgement = expectations.judge_outcomes(cases, expectations.load(lane, suite))
+        problems = judgement.problems(pinned_wheels)
+        print(
+            f"expectations ({lane}, {suite}): {judgement.same} same, "
+            f"{len(judgement.regressions)} regression(s), {len(judgement.improvements)} "
+            f"improvement(s), {len(judgement.stale)} stale"
+        )
+        print("\n".join(problems + [f"improvement: {x}" for x in judgement.improvements]))
+        status = max(status, 1 if problems else 0)
+    return status
+
+
+def write_tier(lane: str, args: argparse.Namespace, workspace: str | None, record: dict) -> int:
+    """The op corpus tier's file: written from two runs, or compared."""
     cpu_before = _children_cpu()
     tvm, names, results = run_tier(max(1, args.jobs))
     cpu_s = _children_cpu() - cpu_before

@@ -33,13 +33,14 @@ import pytest
 import tvm
 from tvm import relax
 
-from tvm_conformance import deviations, relax_signatures, runfiles
+from tvm_conformance import deviations, expectations, relax_signatures, runfiles
 from tvm_conformance.observed import (
     BoolArithmeticBuildFailed,
     BoolOpBuildFailed,
     BoolReductionRefused,
     CenterScaleIgnored,
     DefaultArgumentBuildFailed,
+    InfiniteIntBoundClamped,
     InfiniteIntBoundFailed,
     LegalizationMissing,
     MathIntrinsicMissing,
@@ -106,18 +107,20 @@ def _unwalked() -> dict[str, str]:
 # Known deviations: which points show them (a point is set aside from its op's module and
 # built alone by test_known_deviation, whose strict xfail names the deviation).
 _BOOL_ARITHMETIC = {
-    "relax.add", "relax.multiply", "relax.matmul", "relax.nn.relu", "relax.nn.conv2d",
+    "relax.add", "relax.multiply", "relax.nn.relu",
     "relax.subtract", "relax.maximum", "relax.minimum", "relax.greater", "relax.greater_equal",
     "relax.less", "relax.less_equal", "relax.outer", "relax.square", "relax.divide",
     "relax.floor_divide", "relax.floor_mod", "relax.mod", "relax.nn.avg_pool1d",
     "relax.nn.avg_pool2d", "relax.nn.avg_pool3d", "relax.nn.adaptive_avg_pool2d",
     "relax.nn.nll_loss",
 }  # fmt: skip
-# Convolutions whose bool points fail to build only without an out_dtype (a bool result);
-# with a float out_dtype they build and compute (checked as any other point).
+# Ops (convolutions, matmul) whose bool points fail to build only without an out_dtype (a bool
+# result); with a float out_dtype they build and compute (checked as any other point). Each
+# point is built alone (test_known_deviation): matmul's and conv2d's float out_dtype points, once
+# credited by their op's other point failing in the same module, build.
 _BOOL_CONVOLUTIONS = {
-    "relax.nn.conv1d", "relax.nn.conv3d", "relax.nn.conv1d_transpose",
-    "relax.nn.conv2d_transpose",
+    "relax.matmul", "relax.nn.conv1d", "relax.nn.conv2d", "relax.nn.conv3d",
+    "relax.nn.conv1d_transpose", "relax.nn.conv2d_transpose",
 }  # fmt: skip
 _AVG_POOLS = ("relax.nn.avg_pool1d", "relax.nn.avg_pool2d", "relax.nn.avg_pool3d")
 _BOOL_REDUCTIONS = {
@@ -126,8 +129,11 @@ _BOOL_REDUCTIONS = {
 }  # fmt: skip
 _CLIP_APPLIES = {
     d: deviations.applies(d)
-    for d in ("relax-clip-infinite-bound-int", "relax-clip-infinite-bound-int-tvm026")
-}
+    for d in (
+        "relax-clip-infinite-bound-int", "relax-clip-infinite-bound-int-tvm026",
+        "relax-clip-infinite-bound-int64-min-tvm026",
+    )
+}  # fmt: skip
 _FLOAT16_MISSING = ("acos", "acosh", "asin", "asinh", "atan", "atan2", "cosh", "sinh")
 _INTEGER = ("int32", "int64", "bool")
 
@@ -227,12 +233,27 @@ KNOWN: dict[str, tuple[Callable[[relax_signatures.Point], bool], type | None, st
     "relax-clip-infinite-bound-int-tvm026": (
         lambda p: (
             p.op == "relax.clip"
-            and p.dtype in _INTEGER
+            # int64 builds on 0.26 (each point built alone shows it): the bound fits.
+            and p.dtype in ("int32", "bool")
             and _CLIP_APPLIES["relax-clip-infinite-bound-int-tvm026"]
         ),
         ValueError,
-        r"(?s).*Literal value -9223372036854775808 exceeds minimum of int32.*",
+        # Built alone, the bool point says it in bool's words.
+        r"(?s).*(Literal value -9223372036854775808 exceeds minimum of int32|Check failed: "
+        r"\(value == 0 \|\| value == 1\) is false: -9223372036854775808 exceeds range of "
+        r"bool).*",
         InfiniteIntBoundFailed,
+    ),
+    "relax-clip-infinite-bound-int64-min-tvm026": (
+        lambda p: (
+            p.op == "relax.clip"
+            and p.dtype == "int64"
+            and _CLIP_APPLIES["relax-clip-infinite-bound-int64-min-tvm026"]
+        ),
+        None,
+        r"output 0: (\d+) of \1 elements differ from the float64 reference .*got "
+        r"-9223372036854775808, .*",
+        InfiniteIntBoundClamped,
     ),
     "relax-prelu-scalar-alpha-assert": (
         lambda p: p.op == "relax.nn.prelu",
@@ -419,6 +440,70 @@ def test_signature_points_match_numpy(
     assert not failures, f"{len(failures)} of {len(op_plan.points)} points:\n" + "\n".join(failures)
 
 
+# The walk's pinned expectations, per lane (tvm_conformance/expectations/<lane>/): every point's
+# outcome; the whole walk (`--config=op_corpus`) has a file of its own.
+WALK_SUITES = {False: "relax_op_walk", True: "relax_op_walk_full"}
+
+
+def walk_outcomes(full: bool) -> dict[str, str]:
+    """Every walked point's outcome, keyed by its id: ``correct`` (accepted; its value is
+    test_signature_points_match_numpy's to check), ``refused normalize: <TVM's exception and
+    message>`` (the struct-info inference refused it) or ``deviating <id>`` (a known
+    deviation's point, test_known_deviation's). ``full``: the whole walk of
+    TVM_CONFORMANCE_FULL_WALK=1, else CI's scope (the bytecode mode's points, which hold the
+    compiled mode's)."""
+    calls, _ = corpus()
+    frontend = corpus_file()["frontend_ops"]
+    outcomes: dict[str, str] = {}
+    for op in _ops():
+        whole = full or op in frontend
+        if full == (os.environ.get(FULL_WALK) == "1"):
+            op_plan = plan(op, "bytecode")
+        else:
+            op_plan = relax_signatures.plan_op(
+                op, calls[op], skip=lambda p: _known(p) is not None, crossed=whole,
+                only_base=not whole,
+            )  # fmt: skip
+        accepted = set(op_plan.points)
+        for point in relax_signatures.walk(op, calls[op], crossed=whole, only_base=not whole):
+            if point in op_plan.refused:
+                # "@" separates a deviation's figures in an outcome: never in a refusal's text.
+                outcome = "refused normalize: " + op_plan.refused[point].replace("@", "(at)")
+            elif point in accepted:
+                outcome = "correct"
+            else:
+                outcome = f"deviating {_known(point)}"
+            if outcomes.setdefault(point.id, outcome) != outcome:
+                raise AssertionError(f"two points share the id {point.id}")
+    return outcomes
+
+
+def test_walk_outcomes_are_pinned(target: str) -> None:
+    """Every point's outcome is the lane's pinned one (tvm_conformance.expectations): a point
+    that was accepted and is now refused, or refused another way, is a regression, one line
+    per point; on a user's wheel a better one is an improvement (in the variant, like
+    test_every_collected_op_is_walked; normalizing only, no build)."""
+    full = os.environ.get(FULL_WALK) == "1"
+    suite = WALK_SUITES[full]
+    record = expectations.venv_record()
+    lane, pinned = expectations.lane_of(record), expectations.pinned(record)
+    judgement = expectations.judge_outcomes(walk_outcomes(full), expectations.load(lane, suite))
+    out = os.environ.get("TEST_UNDECLARED_OUTPUTS_DIR")
+    if out:
+        # Read by the verdict (tools/verdict/verdict.py, EXPECTATIONS_PREFIX: improvements).
+        with open(os.path.join(out, f"expectations_{suite}.json"), "w", encoding="utf-8") as f:
+            json.dump({"lane": lane, "pinned": pinned, **judgement.as_dict()}, f, indent=1)
+    for line in judgement.improvements:
+        print(f"improvement: {line}")
+    problems = judgement.problems(pinned)
+    # One line per point, `regression: <point>: <expected> -> <actual>` (verdict: REGRESSION).
+    assert not problems, (
+        f"{len(problems)} point(s) of the {lane} lane's expectations changed "
+        f"({expectations.path(lane, suite).name}; regenerate: {expectations.REGENERATE}):\n"
+        + "\n".join(problems)
+    )
+
+
 def test_refusals_name_the_argument(target: str) -> None:
     """A point TVM refuses is refused with a message (not an empty or internal one); in the
     variant for the same reason as test_every_collected_op_is_walked."""
@@ -458,11 +543,25 @@ def test_known_deviation(
         only_base=not _whole(op),
     )
     assert op_plan.points, f"{op}: no accepted point of {dev_id}"
-    if exc_type is None:
-        vm = build_vm(op_plan.module, target, dev, exec_mode)
-    else:
-        with recorded(exc_type, message, observed):
-            vm = build_vm(op_plan.module, target, dev, exec_mode)
+    if exc_type is not None:
+        # Each point built alone: one point's failure must not stand for another's.
+        built = []
+        for i, point in enumerate(op_plan.points):
+            single = tvm.IRModule({op_plan.module.get_global_var(f"p{i}"): op_plan.module[f"p{i}"]})
+            try:
+                with recorded(exc_type, message, observed):
+                    build_vm(single, target, dev, exec_mode)
+            except observed:
+                continue
+            built.append(point.id)
+        if not built:
+            raise observed(f"{len(op_plan.points)} points, each alone: {exc_type.__name__}")
+        # Some (or all) points build now: the deviation's points changed (an improvement of
+        # those points on a user's wheel; its record and the walk's expectations need review).
+        assert len(built) == len(op_plan.points), (
+            f"{dev_id}: {len(built)} of {len(op_plan.points)} points build now: {built}"
+        )
+    vm = build_vm(op_plan.module, target, dev, exec_mode)
     failures = relax_signatures.run_plan(op_plan, calls[op], vm, dev, cache=_REFERENCES)
     if exc_type is None and len(failures) == len(op_plan.points):
         if all(re.fullmatch(message, f, re.DOTALL) for f in failures):
