@@ -3,7 +3,9 @@
 A mutant is one exact text edit of one Python file of the lane's apache-tvm or apache-tvm-ffi
 wheel: `old` occurs exactly once in `file` (a path inside the wheel, e.g. tvm_ffi/container.py)
 and is replaced by `new`. The catalogue is plain data, like the deviation registry; this module
-is the one reader (the runner, its tests and the report's strength section use it).
+is the one reader (the runner, its tests and the report's strength section use it). Its
+`fixes` are edits of the same form that fix a recorded deviation instead: the runner's `fix`
+subcommand checks that the verdict passes with exactly their improvements.
 Standard library only.
 """
 
@@ -43,6 +45,11 @@ class Mutant:
     # Set when no test can tell the mutant from the original: the reason why.
     equivalent: str = ""
     digest: str = ""  # entry_digest of the entry as written (set by load)
+    # A fix (the catalogue's `fixes`, not a mutant): the generated cases it must improve, each
+    # a case key of the lane's pinned expectations (tvm_conformance.expectations), and what it
+    # fixes; `breaks` is empty.
+    improves: tuple[str, ...] = ()
+    fixes: str = ""
 
 
 @dataclass(frozen=True)
@@ -53,12 +60,18 @@ class Catalogue:
     wheels: dict[str, str]
     areas: dict[str, dict]
     mutants: tuple[Mutant, ...] = field(default_factory=tuple)
+    # Edits that fix a recorded deviation: the verdict must PASS with exactly their
+    # improvements (issue 66: a fixed deviation on a user's wheel is good news, never a FAIL).
+    fixes: tuple[Mutant, ...] = field(default_factory=tuple)
 
     def by_id(self, mutant_id: str) -> Mutant:
         """The mutant with this id; KeyError naming the known ids otherwise."""
         for mutant in self.mutants:
             if mutant.id == mutant_id:
                 return mutant
+        for fix in self.fixes:
+            if fix.id == mutant_id:
+                return fix
         raise KeyError(f"no mutant {mutant_id!r}; known: {', '.join(m.id for m in self.mutants)}")
 
     def targets_of(self, mutant: Mutant) -> list[str]:
@@ -81,23 +94,32 @@ def load(path: str = CATALOGUE) -> Catalogue:
     """Read and check the catalogue; CatalogueError lists every problem found."""
     with open(path, encoding="utf-8") as stream:
         data = json.load(stream)
-    mutants = tuple(
-        Mutant(**{**entry, "rows": tuple(entry.get("rows", ())), "digest": entry_digest(entry)})
-        for entry in data["mutants"]
-    )
-    catalogue = Catalogue(data["lane"], dict(data["wheels"]), dict(data["areas"]), mutants)
+    mutants = tuple(_entry(entry) for entry in data["mutants"])
+    fixes = tuple(_entry(entry) for entry in data.get("fixes", ()))
+    catalogue = Catalogue(data["lane"], dict(data["wheels"]), dict(data["areas"]), mutants, fixes)
     problems = check(catalogue)
     if problems:
         raise CatalogueError(f"{path}:\n  " + "\n  ".join(problems))
     return catalogue
 
 
+def _entry(entry: dict) -> Mutant:
+    fields = {**entry, "rows": tuple(entry.get("rows", ())), "digest": entry_digest(entry)}
+    fields["improves"] = tuple(entry.get("improves", ()))
+    return Mutant(**fields)
+
+
 def check(catalogue: Catalogue) -> list[str]:
     """Problems of the catalogue's shape (files are checked by apply())."""
     problems: list[str] = []
     seen: set[str] = set()
-    for mutant in catalogue.mutants:
-        where = f"mutant {mutant.id!r}"
+    for mutant in (*catalogue.mutants, *catalogue.fixes):
+        fix = mutant in catalogue.fixes
+        where = f"{'fix' if fix else 'mutant'} {mutant.id!r}"
+        if fix and (not mutant.fixes.strip() or not mutant.improves or mutant.breaks):
+            problems.append(f"{where}: a fix says what it fixes and the cases it improves")
+        if not fix and (mutant.improves or mutant.fixes):
+            problems.append(f"{where}: a mutant breaks; `improves` and `fixes` are a fix's")
         if mutant.id in seen:
             problems.append(f"{where}: duplicate id")
         seen.add(mutant.id)
@@ -111,7 +133,7 @@ def check(catalogue: Catalogue) -> list[str]:
             problems.append(f"{where}: file {mutant.file!r} is not a relative .py path")
         if not mutant.old or mutant.old == mutant.new:
             problems.append(f"{where}: the edit changes nothing")
-        if not mutant.breaks.strip():
+        if not fix and not mutant.breaks.strip():
             problems.append(f"{where}: says nothing about the behaviour it breaks")
         # Every entry, equivalent ones too, says which rows state the behaviour it breaks: the
         # rows are what a kill is checked against (kills_outside_rows) and what --scope rows runs.

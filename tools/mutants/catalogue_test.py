@@ -9,6 +9,7 @@ those mutants skip, naming both versions: a catalogue for another lane is its ow
 
 from __future__ import annotations
 
+import dataclasses
 import importlib.metadata
 import importlib.util
 import json
@@ -20,7 +21,7 @@ from pathlib import Path
 import catalogue
 import pytest
 
-from tvm_conformance import runfiles
+from tvm_conformance import expectations, runfiles
 
 CATALOGUE = catalogue.load()
 TOP_LEVEL = {"apache-tvm": "tvm", "apache-tvm-ffi": "tvm_ffi"}
@@ -205,3 +206,26 @@ def test_row_targets_are_the_labels_of_the_rows() -> None:
         rows=("//p:t :: test_a[x]", "//p:t :: test_b", "//q:u :: Suite.Case"),
     )  # fmt: skip
     assert CATALOGUE.row_targets_of(mutant) == ["//p:t", "//q:u"]
+
+
+def test_a_fix_says_what_it_fixes_and_improves_and_breaks_nothing() -> None:
+    assert CATALOGUE.fixes, "the catalogue keeps at least one fix (issue 66)"
+    good = CATALOGUE.fixes[0]
+    assert good.improves and good.fixes and not good.breaks
+    wrong = dataclasses.replace(good, id="wrong", improves=())
+    broken = catalogue.Catalogue(CATALOGUE.lane, CATALOGUE.wheels, CATALOGUE.areas, (), (wrong,))
+    assert "fix 'wrong': a fix says what it fixes" in "\n".join(catalogue.check(broken))
+    mutant = dataclasses.replace(CATALOGUE.mutants[0], improves=("x",))
+    broken = catalogue.Catalogue(CATALOGUE.lane, CATALOGUE.wheels, CATALOGUE.areas, (mutant,))
+    assert "`improves` and `fixes` are a fix's" in "\n".join(catalogue.check(broken))
+
+
+@pytest.mark.parametrize("fix", CATALOGUE.fixes, ids=lambda m: m.id)
+def test_a_fixs_edit_applies_and_its_cases_are_pinned_deviating(fix: catalogue.Mutant) -> None:
+    """The fix edits the installed wheel once, and each case it improves is pinned as a
+    deviation in the catalogue lane's expectations (what it fixes is recorded)."""
+    test_edit_applies_exactly_once_to_the_installed_wheel(fix)
+    pinned = expectations.load(CATALOGUE.lane, "op_corpus_tier")
+    assert all(pinned.get(case, "").startswith("deviating ") for case in fix.improves), [
+        (case, pinned.get(case)) for case in fix.improves
+    ]

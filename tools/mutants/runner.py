@@ -3,6 +3,7 @@
     ./bazelw run //tools/mutants -- run [--only ID ...] [--area A ...] [--lane L]
                                         [--scope area|rows|all] [--no-baseline] [--no-fail-fast]
                                         [--out DIR] [--record FILE]
+    ./bazelw run //tools/mutants -- fix [--only ID ...] [--scope rows|all] [--no-baseline]
     ./bazelw run //tools/mutants -- list
     ./bazelw run //tools/mutants -- table RESULTS.json ...
     ./bazelw run //tools/mutants -- merge RESULTS.json ... --record FILE
@@ -16,9 +17,10 @@ the lane's pinned wheel, fetched with pip from the lane's hashed lock, with one 
 its RECORD line fixed, under the original file name), runs tools/verdict/check_my_wheel.py with
 it (the other wheel is the lane's pinned one) and classifies the run:
 
-  killed        a case failed (or a strict xfail passed), or a test target crashed or timed
-                out again when rerun alone: the kit caught the break; the failing cases
-                are recorded
+  killed        a case failed (or a strict xfail passed), the verdict failed for a problem
+                of the TVM's own (a REGRESSION against a pinned expectation), or a test
+                target crashed or timed out again when rerun alone: the kit caught the
+                break; the failing cases or problems are recorded
   survived      the run passed: the kit did not see the break
   inconclusive  the run broke for another reason (the wheel did not build, Bazel failed to
                 build, check-my-wheel did not test this very wheel): never counted as killed
@@ -39,6 +41,8 @@ mutation-runs/<UTC start>/results.json (and one log per mutant); --record merges
 results file the report's strength section reads (docs/mutation_results.json).
 Every entry names rows, and a kill must name a target of its mutant's rows (under --scope
 area, fail-fast may stop at another target: rerun it with --scope rows, or correct the rows).
+`fix` runs the catalogue's fixes instead (edits that fix a recorded deviation): each must
+PASS, its verdict naming exactly the cases the entry's `improves` lists as improvements.
 Exit status: 0 when every mutant run was killed inside its rows (or equivalent) and the
 baseline passed, 1 otherwise, 2 on bad input.
 """
@@ -67,7 +71,9 @@ import catalogue as catalogue_lib  # noqa: E402
 import lanes as lanes_table  # noqa: E402
 import mutant_wheel  # noqa: E402
 import results  # noqa: E402
+import run_record  # noqa: E402
 import strength  # noqa: E402
+import verdict as verdict_lib  # noqa: E402
 
 WHEEL_FLAGS = {"apache-tvm": "--tvm-wheel", "apache-tvm-ffi": "--tvm-ffi-wheel"}
 # The host's python3, as the README runs check_my_wheel.py: under `bazel run` sys.executable is
@@ -127,6 +133,24 @@ def pinned_wheel(lane: str, dist: str, cache: str = CACHE) -> str:
     return os.path.join(where, found[0])
 
 
+# Problem kinds of the TVM's own that count as a kill without a failed case; a target's status
+# (a crash, a timeout) is confirm_crashes' to judge, and FAILED is a failed case.
+_VERDICT_LINE = re.compile(r"^verdict: (?P<kind>[A-Z][A-Z0-9 ]*[A-Z0-9]): (?P<rest>.*)$", re.M)
+
+
+def verdict_kills(output: str) -> list[str]:
+    """The problems a check's verdict printed whose kind is the TVM's (verdict.WHOSE), less
+    FAILED and a target's status: `KIND: label :: case: ...`."""
+    kills = []
+    for m in _VERDICT_LINE.finditer(output):
+        kind = verdict_lib.table_kind(m.group("kind"))
+        if verdict_lib.WHOSE.get(kind) == verdict_lib.TVM and kind not in (
+            "FAILED", "TARGET <status>"
+        ):  # fmt: skip
+            kills.append(f"{m.group('kind')}: {m.group('rest')[:300]}")
+    return kills
+
+
 def classify(run_dir: str | None, status: int, output: str) -> dict:
     """killed / survived / inconclusive, with the cases that failed, from one check's run."""
     if status == 2 or not run_dir:
@@ -139,6 +163,11 @@ def classify(run_dir: str | None, status: int, output: str) -> dict:
     ]
     if killed_by:
         return {"outcome": "killed", "killed_by": killed_by}
+    # A FAIL verdict for a problem of the TVM's own that no case shows failed (a REGRESSION
+    # against a pinned expectation, a required target skipped): a kill too.
+    judged = verdict_kills(output)
+    if judged:
+        return {"outcome": "killed", "killed_by": judged}
     # A TIMEOUT or a crash without a failed case may be the machine's load, not the mutant: it
     # is inconclusive until a rerun of that target alone reproduces it (confirm_crashes).
     crashed = [
@@ -302,7 +331,7 @@ def record(path: str, new: list[dict], meta: dict) -> None:
 
 # The subcommands; `run` is the default, and the flags of before subcommands (--list, --table,
 # --merge) still name the others (legacy_argv).
-COMMANDS = ("run", "list", "table", "merge")
+COMMANDS = ("run", "fix", "list", "table", "merge")
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -340,6 +369,20 @@ def build_parser() -> argparse.ArgumentParser:
         "--record", help="merge the results into this file (e.g. docs/mutation_results.json)"
     )
     run.set_defaults(func=cmd_run)
+    fix = sub.add_parser(
+        "fix", help="put the catalogue's fixes through check-my-wheel: PASS, their improvements"
+    )
+    fix.add_argument("--only", nargs="+", default=[], metavar="ID", help="these fixes")
+    fix.add_argument("--lane", help="the lane whose pinned wheels are edited")
+    fix.add_argument(
+        "--scope", choices=("rows", "all"), default="rows", help="rows (default) or all: //..."
+    )
+    fix.add_argument(
+        "--baseline", action=argparse.BooleanOptionalAction, default=True,
+        help="first check the unedited wheels, which must PASS (default)",
+    )  # fmt: skip
+    fix.add_argument("--out", help="results directory (default mutation-runs/<UTC start>-fixes)")
+    fix.set_defaults(func=cmd_fix)
     listing = sub.add_parser("list", help="list the catalogue")
     listing.set_defaults(func=cmd_list)
     tables = sub.add_parser("table", help="print the table of results files")
@@ -518,6 +561,103 @@ def run_mutant(  # noqa: PLR0913
     # The wheel is 100 MB and reproducible from the catalogue: keep its sha256 only.
     os.remove(wheel)
     return entry
+
+
+def improved_cases(improvements: list[str]) -> list[str]:
+    """The case keys of a verdict's improvements (`label :: suite: <case>: was -> now`)."""
+    cases = []
+    for line in improvements:
+        parts = line.split(" :: ", 1)[-1].split(": ")
+        cases.append(parts[1] if len(parts) > 2 else line)
+    return sorted(cases)
+
+
+def judge_fix(fix: catalogue_lib.Mutant, status: int, run_dir: str | None) -> dict:
+    """improved (the check passed, its verdict naming exactly the fix's cases as improvements)
+    or not improved, with why."""
+    try:
+        verdict = run_record.read(run_dir).get(run_record.VERDICT_KEY) if run_dir else None
+    except (OSError, ValueError):
+        verdict = None
+    if not isinstance(verdict, dict):
+        return {"outcome": "not improved", "reason": f"no verdict recorded (exit {status})"}
+    cases = improved_cases(list(verdict.get("improvements") or []))
+    word = verdict.get("status")
+    if status != 0 or word not in ("PASS", "PARTIAL PASS"):
+        reason = f"verdict {word} (exit {status}); a fix must not fail the run"
+        return {"outcome": "not improved", "reason": reason, "improved": cases}
+    if cases != sorted(fix.improves):
+        reason = f"improvements {cases}, not the fix's {sorted(fix.improves)}"
+        return {"outcome": "not improved", "reason": reason, "improved": cases}
+    return {"outcome": "improved", "verdict": word, "improved": cases}
+
+
+def run_fix(
+    fix: catalogue_lib.Mutant, originals: dict[str, str], lane: str, targets: list[str], out: str
+) -> dict:
+    """One fix: its wheel written, checked (every target: no fail-fast) and judged."""
+    entry = {
+        "id": fix.id, "area": fix.area, "wheel": fix.wheel, "lane": lane, "fixes": fix.fixes,
+        "improves": list(fix.improves), "entry_digest": fix.digest,
+    }  # fmt: skip
+    wheel = os.path.join(out, "wheels", fix.id, os.path.basename(originals[fix.wheel]))
+    try:
+        sha = mutant_wheel.write_mutant(
+            originals[fix.wheel], wheel, fix.file, lambda text: catalogue_lib.apply(text, fix)
+        )
+    except (catalogue_lib.CatalogueError, mutant_wheel.WheelError) as err:
+        return dict(entry, outcome="not improved", reason=str(err), seconds=0.0)
+    wheels = dict(originals, **{fix.wheel: wheel})
+    log = os.path.join(out, f"{fix.id}.log")
+    command = check_command(wheels, lane, targets, os.path.join(out, f"report-{fix.id}"), False)
+    code, _, run_dir, seconds = run_check(command, log)
+    entry.update(judge_fix(fix, code, run_dir))
+    entry.update(seconds=round(seconds, 1), sha256=sha, targets=targets, log=log, run_dir=run_dir)
+    os.remove(wheel)
+    return entry
+
+
+def cmd_fix(args: argparse.Namespace) -> int:
+    """`fix`: the baseline, then each chosen fix; results.json; exit 0 when every fix
+    improved exactly its cases and the run passed."""
+    catalogue = catalogue_lib.load()
+    lane = args.lane or catalogue.lane
+    known = {f.id: f for f in catalogue.fixes}
+    unknown = [i for i in args.only if i not in known]
+    if unknown:
+        print(f"mutants: no fix {unknown}; known: {sorted(known)}", file=sys.stderr)
+        return 2
+    chosen = [known[i] for i in args.only] if args.only else list(catalogue.fixes)
+    stamp = time.strftime("%Y%m%dT%H%M%SZ", time.gmtime())
+    out = os.path.abspath(
+        os.path.join(ROOT, args.out or os.path.join("mutation-runs", f"{stamp}-fixes"))
+    )
+    os.makedirs(out, exist_ok=True)
+    originals = {dist: pinned_wheel(lane, dist) for dist in WHEEL_FLAGS}
+    meta = {"lane": lane, "scope": args.scope, "started": stamp, "kit_commit": kit_commit(),
+            "command": "./bazelw run //tools/mutants -- " + " ".join(args.given),
+            "baseline": {"verdict": "not run"}}  # fmt: skip
+
+    def targets_of(fix: catalogue_lib.Mutant) -> list[str]:
+        return ["//..."] if args.scope == "all" else catalogue.row_targets_of(fix)
+
+    if args.baseline:
+        targets = sorted({t for f in chosen for t in targets_of(f)})
+        meta["baseline"] = run_baseline(originals, lane, targets, out, False)
+        if meta["baseline"]["verdict"] != "PASS":
+            print("mutants: the unedited wheels must PASS; no fix was run", file=sys.stderr)
+            _write(out, meta, [])
+            return 1
+    records, status = [], 0
+    for fix in chosen:
+        entry = run_fix(fix, originals, lane, targets_of(fix), out)
+        records.append(entry)
+        print(f"mutants: {fix.id}: {entry['outcome']} in {entry['seconds']:.0f} s "
+              f"({entry.get('reason') or entry.get('improved')})", flush=True)  # fmt: skip
+        _write(out, meta, records)
+        status = status or int(entry["outcome"] != "improved")
+    print(f"mutants: results in {os.path.relpath(out, ROOT)}/results.json")
+    return status
 
 
 def say(entry: dict) -> str:

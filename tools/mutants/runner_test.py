@@ -366,3 +366,43 @@ def test_run_refuses_an_unknown_mutant_before_any_check(monkeypatch, tmp_path: P
     assert runner.main(["run", "--only", "no-such-mutant"]) == 2
     assert runner.main(["--area", "no-such-area"]) == 2
     assert commands == []
+
+
+def test_a_fail_verdict_for_the_tvms_own_problem_kills_without_a_failed_case(
+    tmp_path: Path,
+) -> None:
+    """A REGRESSION against a pinned expectation is a kill, named by its line; a problem of
+    the machine's or the kit's is not."""
+    regression = (
+        f"verdict: REGRESSION: {LABEL} :: test_b: op|neg|float32|fx|0: correct -> refused\n"
+        "verdict: FAIL (...): 1 targets (1 FAILED), 2 cases (2 passed), 1 problems"
+    )
+    result = runner.classify(_run(tmp_path, "passed", exit_code=3), 1, regression)
+    assert result["outcome"] == "killed"
+    assert result["killed_by"][0].startswith(f"REGRESSION: {LABEL} :: test_b")
+    assert catalogue.target_of_kill(result["killed_by"][0]) == LABEL
+    stale = "verdict: STALE EXPECTATION: x\nverdict: BAZEL EXIT 3: the invocation did not succeed"
+    again = runner.classify(_run(tmp_path, "passed", exit_code=3), 1, stale)
+    assert again["outcome"] == "inconclusive"
+
+
+def _fix(improves: tuple[str, ...] = ("op|H|float32|fx|0",)) -> catalogue.Mutant:
+    return catalogue.Mutant(
+        "fix-h", "frontend", "apache-tvm", "tvm/x.py", "a", "b", "", rows=(), improves=improves,
+        fixes="H translated",
+    )  # fmt: skip
+
+
+def test_a_fix_improves_exactly_its_cases_in_a_passing_run(monkeypatch) -> None:
+    line = "//p:t :: op_corpus_op_1of7: op|H|float32|fx|0: deviating corpus-x -> correct"
+    records = {"pass": {"verdict": {"status": "PASS", "improvements": [line]}}}
+    monkeypatch.setattr(runner.run_record, "read", lambda run_dir: records[run_dir])
+    assert runner.judge_fix(_fix(), 0, "pass")["outcome"] == "improved"
+    # Another case improved, or more than the fix's: not what the entry says.
+    assert runner.judge_fix(_fix(("op|T|float32|fx|0",)), 0, "pass")["outcome"] == "not improved"
+    # A fix that fails the run is no fix, whatever it improved.
+    records["fail"] = {"verdict": {"status": "FAIL", "improvements": [line]}}
+    failed = runner.judge_fix(_fix(), 1, "fail")
+    assert failed["outcome"] == "not improved" and "FAIL" in failed["reason"]
+    assert runner.judge_fix(_fix(), 1, None)["outcome"] == "not improved"
+    assert runner.improved_cases([line]) == ["op|H|float32|fx|0"]
