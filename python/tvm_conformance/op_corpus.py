@@ -595,9 +595,11 @@ def _child_class(arity: int) -> type[_Child]:
 
 
 def _message(err: BaseException) -> str:
+    """The error's first three lines, whole: TVM's messages carry C++ backtraces after the
+    lines that name the error. Never cut shorter: a record compares the whole message, so a
+    new failure in a later output of a recorded case is not taken for the recorded one."""
     text = f"{type(err).__name__}: {err}"
-    # TVM's messages carry C++ backtraces: the first lines name the error.
-    return " ".join(text.split("\n")[:3])[:400]
+    return " ".join(text.split("\n")[:3])
 
 
 def _numpy(t: torch.Tensor) -> np.ndarray:
