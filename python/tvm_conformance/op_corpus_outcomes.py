@@ -22,6 +22,9 @@ EXEC_MODES: tuple[str, ...] = ("bytecode", "compiled")
 DEVIATIONS_FILE = Path(__file__).with_name("op_corpus_deviations.json")
 # The //... tier's chunks per kind (its test's shards; tools/expectations runs the same).
 TIER_CHUNKS: dict[str, int] = {"op": 7, "module": 3}
+# The whole corpus's (--config=op_corpus): finer chunks, each child with 3,000 s.
+FULL_CHUNKS: dict[str, int] = {"op": 60, "module": 6}
+FULL_TIMEOUT = 3000.0
 
 
 @dataclasses.dataclass

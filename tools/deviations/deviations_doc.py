@@ -66,7 +66,11 @@ binds its exception and message); TVM's registries (globals, ops, target kinds a
 file: a worse outcome is a `REGRESSION` (one line per case, FAIL), a better one on a user's
 wheel an improvement (good news, counted in the verdict line), on the lane's pinned wheels a
 `STALE EXPECTATION` (the file is held exactly), as is a case it does not list (docs/results.md,
-"Reading a FAIL").
+"Reading a FAIL"). A record stays as wide as its class (op or module, tensor ranks, keywords
+given, frontend, dtype) and compares the error's whole message with its numbers open; which
+cases show it, and its figures (integers exact, other numbers within 10x), are pinned per case,
+so a case pinned `correct` that starts failing the recorded way is a `REGRESSION`, never the
+known deviation.
 """
 
 COLUMNS = ("id", "kind", "lanes", "expected (seed / upstream)", "what TVM does", "test", "upstream")

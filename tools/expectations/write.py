@@ -19,6 +19,10 @@ prints how the run compares with the file.
 The Relax op walk (relax_op_walk.json, and relax_op_walk_full.json for `--config=op_corpus`'s
 whole walk): every point's outcome as its test computes it (op_signatures_test.walk_outcomes:
 normalizing, no build), twice; the writer refuses a point whose two outcomes differ.
+
+The whole corpus (op_corpus_all.json, what `--config=op_corpus` judges once it exists): only
+when named, `./bazelw run --config=op_corpus //tools/expectations -- --write --suite
+op_corpus_all`, the same two runs over the whole corpus's chunks (hours of CPU each).
 """
 
 from __future__ import annotations
@@ -39,6 +43,9 @@ from tvm_conformance import op_corpus_outcomes as outcomes
 SUITE = "op_corpus_tier"
 WALK_TEST = "python/tests/relax/op_signatures_test.py"
 SUITES = (SUITE, "relax_op_walk")
+# The whole corpus (--config=op_corpus: every sample, frontend, dtype and exec mode): hours of
+# CPU per run, so only when named (`--suite op_corpus_all`), never in "all".
+FULL_SUITE = "op_corpus_all"
 
 
 def _children_cpu() -> float:
@@ -74,11 +81,18 @@ def record_scoreboard(workspace: Path, lane: str, tvm: str, results: list, cpu_s
     print(f"expectations: README's sentence: {outcomes.headline(lane, new)}")
 
 
-def run_tier(jobs: int) -> tuple[str, list[str], list[outcomes.Result]]:
-    """Every chunk of the tier: (TVM version, names, results)."""
-    chunks = [(k, i, n) for k, n in outcomes.TIER_CHUNKS.items() for i in range(n)]
+def run_tier(jobs: int, full: bool = False) -> tuple[str, list[str], list[outcomes.Result]]:
+    """Every chunk of the tier (``full``: of the whole corpus, as --config=op_corpus runs it):
+    (TVM version, names, results)."""
+    sizes = outcomes.FULL_CHUNKS if full else outcomes.TIER_CHUNKS
+    chunks = [(k, i, n) for k, n in sizes.items() for i in range(n)]
+    kw = (
+        {"tier": False, "exec_modes": outcomes.EXEC_MODES, "timeout": outcomes.FULL_TIMEOUT}
+        if full
+        else {}
+    )
     with concurrent.futures.ThreadPoolExecutor(max_workers=jobs) as pool:
-        runs = list(pool.map(lambda c: outcomes.run_shard_isolated(*c), chunks))
+        runs = list(pool.map(lambda c: outcomes.run_shard_isolated(*c, **kw), chunks))
     versions = {r.tvm for r in runs}
     if len(versions) != 1:
         raise RuntimeError(f"the chunks ran different TVMs: {sorted(versions)}")
@@ -89,7 +103,9 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--write", action="store_true", help="write the lane's file")
     parser.add_argument("--jobs", type=int, default=os.cpu_count() or 1, help="chunks at once")
-    parser.add_argument("--suite", choices=(*SUITES, "all"), default="all", help="which file")
+    parser.add_argument(
+        "--suite", choices=(*SUITES, FULL_SUITE, "all"), default="all", help="which file"
+    )
     args = parser.parse_args(argv)
     record = expectations.venv_record()
     lane = expectations.lane_of(record)
@@ -108,8 +124,9 @@ def main(argv: list[str] | None = None) -> int:
     status = 0
     if "relax_op_walk" in suites:
         status = max(status, write_walk(lane, args.write, workspace, expectations.pinned(record)))
-    if SUITE in suites:
-        status = max(status, write_tier(lane, args, workspace, record))
+    for suite in (SUITE, FULL_SUITE):
+        if suite in suites:
+            status = max(status, write_tier(lane, args, workspace, record, suite))
     return status
 
 
@@ -178,10 +195,14 @@ def _same_head(previous: str, now: str) -> str:
     return previous
 
 
-def write_tier(lane: str, args: argparse.Namespace, workspace: str | None, record: dict) -> int:
-    """The op corpus tier's file: written from two runs, or compared."""
+def write_tier(
+    lane: str, args: argparse.Namespace, workspace: str | None, record: dict, suite: str = SUITE
+) -> int:
+    """The op corpus tier's file (``suite`` op_corpus_all: the whole corpus's): written from
+    two runs, or compared."""
+    full = suite == FULL_SUITE
     cpu_before = _children_cpu()
-    tvm, names, results = run_tier(max(1, args.jobs))
+    tvm, names, results = run_tier(max(1, args.jobs), full)
     cpu_s = _children_cpu() - cpu_before
     failing = [r for r in results if r.outcome == "failing"]
     if args.write and failing:
@@ -199,7 +220,7 @@ def write_tier(lane: str, args: argparse.Namespace, workspace: str | None, recor
         # A second run: an outcome that differs between the two is no expectation; a figure
         # that differs (a count over ties) is marked loose, as is one that differs from the
         # file being replaced.
-        _, _, again = run_tier(max(1, args.jobs))
+        _, _, again = run_tier(max(1, args.jobs), full)
         second = {expectations.case_key(r): expectations.outcome_of(r) for r in again}
         unstable = [
             f"  {k}: {cases[k].split(' @ ')[0]} / {second.get(k, 'no result').split(' @ ')[0]}"
@@ -214,7 +235,7 @@ def write_tier(lane: str, args: argparse.Namespace, workspace: str | None, recor
             )
             return 1
         try:
-            previous = expectations.load(lane, SUITE)
+            previous = expectations.load(lane, suite)
         except (OSError, ValueError):
             previous = {}
         for key in cases:
@@ -225,11 +246,12 @@ def write_tier(lane: str, args: argparse.Namespace, workspace: str | None, recor
                 )
         target = Path(workspace) / "python" / "tvm_conformance" / "expectations" / lane
         target.mkdir(parents=True, exist_ok=True)
-        (target / f"{SUITE}.json").write_text(expectations.dumps(lane, SUITE, tvm, cases))
-        print(f"expectations: wrote {target / f'{SUITE}.json'}: {len(cases)} cases, TVM {tvm}")
-        record_scoreboard(Path(workspace), lane, tvm, results, cpu_s)
+        (target / f"{suite}.json").write_text(expectations.dumps(lane, suite, tvm, cases))
+        print(f"expectations: wrote {target / f'{suite}.json'}: {len(cases)} cases, TVM {tvm}")
+        if not full:  # the recorded scoreboard is the tier's
+            record_scoreboard(Path(workspace), lane, tvm, results, cpu_s)
         return 0
-    judgement = expectations.judge(results, names, expectations.load(lane, SUITE))
+    judgement = expectations.judge(results, names, expectations.load(lane, suite))
     problems = judgement.problems(expectations.pinned(record))
     print(
         f"expectations ({lane}, TVM {tvm}): {judgement.same} same, "

@@ -1,10 +1,11 @@
 """The Relax ops the frontend tests and the op corpus emit, by their Python signatures
 (tvm_conformance.relax_signatures): `axis` omitted, None, each axis as a non-negative and a
 negative int, tuples of axes; `keepdims` both ways; every dtype of float32 / float16 / int32 /
-int64 / bool that the op's struct-info inference accepts (a refusal there is TVM's answer,
-recorded, not a failure). Each op's accepted points are one IRModule (one function per point),
-compiled once per exec mode and compared with a float64 torch reference by the kit's tolerance rule
-(exact for integer and bool).
+int64 / bool that the op's struct-info inference accepts (a refusal there is TVM's answer; which
+points refuse, with which exception and message, is pinned per lane:
+test_walk_outcomes_are_pinned). Each op's accepted points are one IRModule (one function per
+point), compiled once per exec mode and compared with a float64 torch reference by the kit's
+tolerance rule (exact for integer and bool).
 
 The ops come from the modules the frontend tests and the op corpus's tier import, collected by
 tools/relax_op_corpus into op_corpus.json (importing them costs ~70 s): each op's base call
