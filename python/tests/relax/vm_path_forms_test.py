@@ -1,14 +1,19 @@
 """Path arguments in every form a user writes: absolute, relative, `./`, a subdirectory and
-`pathlib.Path` (relative and absolute), for each path parameter of `export_library`,
-`tvm.runtime.load_module` and the parameter-file functions (`save_param_dict_to_file`,
-`load_param_dict_from_file`). The path parameters are found in each function's signature; the
-working directory is a fresh temporary one, so a relative path can only mean a file there.
+`pathlib.Path` (relative and absolute), and forms that point outside the working directory (a
+sibling directory, `..`, a symlinked directory, a directory and file name with spaces or
+non-ASCII letters, absolute and as `pathlib.Path`), for each path parameter of
+`export_library`, `tvm.runtime.load_module` and the parameter-file functions
+(`save_param_dict_to_file`, `load_param_dict_from_file`). The path parameters are found in each
+function's signature; the working directory is a fresh temporary one. A written file must be
+where the OS resolves the path (`os.path.realpath`, what `open(path, "w")` would create) and
+nowhere else: the temporary tree gains exactly that file.
 """
 
 from __future__ import annotations
 
 import inspect
 import os
+import re
 from collections.abc import Callable
 from pathlib import Path
 
@@ -39,6 +44,15 @@ FORMS: dict[str, Callable[[str, Path], str | os.PathLike]] = {
     "subdir": lambda name, cwd: "sub/" + name,
     "pathlib-relative": lambda name, cwd: Path(name),
     "pathlib-absolute": lambda name, cwd: cwd / name,
+    # Outside the working directory: a wheel that writes such a file into the working directory
+    # (or resolves it against another one) puts it where the OS would not.
+    "sibling": lambda name, cwd: "../elsewhere/" + name,
+    "parent": lambda name, cwd: "../" + name,
+    "symlinked-dir": lambda name, cwd: "../link/" + name,
+    "spaces": lambda name, cwd: "../dir with space/a " + name,
+    "non-ascii": lambda name, cwd: "../répertoire/é" + name,
+    "absolute-elsewhere": lambda name, cwd: os.fspath(cwd.parent / "elsewhere" / name),
+    "pathlib-sibling": lambda name, cwd: Path("..") / "elsewhere" / name,
 }
 
 
@@ -53,9 +67,28 @@ def executable() -> relax.VMExecutable:
 
 @pytest.fixture
 def cwd(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    (tmp_path / "sub").mkdir()
-    monkeypatch.chdir(tmp_path)
-    return tmp_path
+    """tmp/work (the working directory, with sub/), beside tmp/elsewhere, tmp/link (a symlink
+    to elsewhere), tmp/dir with space and tmp/répertoire."""
+    work = tmp_path / "work"
+    (work / "sub").mkdir(parents=True)
+    for name in ("elsewhere", "dir with space", "répertoire"):
+        (tmp_path / name).mkdir()
+    (tmp_path / "link").symlink_to(tmp_path / "elsewhere", target_is_directory=True)
+    monkeypatch.chdir(work)
+    return work
+
+
+def _files(root: Path) -> set[Path]:
+    """Every file under ``root``, symlinks not followed (a file reached through tmp/link is
+    found once, in tmp/elsewhere)."""
+    return {Path(d, f) for d, _, names in os.walk(root) for f in names}
+
+
+def _written_where_the_os_resolves(path: str | os.PathLike, cwd: Path, before: set[Path]) -> None:
+    """The call wrote exactly one file, the one ``open(path, "w")`` would have created."""
+    resolved = Path(os.path.realpath(path))
+    gained = _files(cwd.parent) - before
+    assert gained == {resolved}, f"{path!r} resolves to {resolved}; the tree gained {gained}"
 
 
 def test_the_path_parameters_are_the_ones_driven() -> None:
@@ -71,9 +104,9 @@ def test_export_library_and_load_module_take_every_path_form(
     executable: relax.VMExecutable, cwd: Path, suffix: str, form: str
 ) -> None:
     path = FORMS[form](f"lib.{suffix}", cwd)
+    before = _files(cwd.parent)
     executable.export_library(path)
-    written = cwd / ("sub" if form == "subdir" else "") / f"lib.{suffix}"
-    assert written.is_file(), f"export_library({path!r}) wrote no {written}"
+    _written_where_the_os_resolves(path, cwd, before)
     module = tvm.runtime.load_module(path)
     vm = relax.VirtualMachine(module, tvm.cpu())
     np.testing.assert_array_equal(vm["main"](tvm.runtime.tensor(X)).numpy(), X + X)
@@ -82,13 +115,15 @@ def test_export_library_and_load_module_take_every_path_form(
 @pytest.mark.parametrize("form", list(FORMS))
 def test_load_module_of_a_missing_file_names_it(cwd: Path, form: str) -> None:
     path = FORMS[form]("missing.so", cwd)
-    with pytest.raises(ValueError, match=f"cannot find file {os.fspath(path)}"):
+    with pytest.raises(ValueError, match=f"cannot find file {re.escape(os.fspath(path))}"):
         tvm.runtime.load_module(path)
 
 
-def _param_round_trip(path: str | os.PathLike) -> None:
+def _param_round_trip(path: str | os.PathLike, cwd: Path) -> None:
     params = {"w": tvm.runtime.tensor(X), "b": tvm.runtime.tensor(np.arange(4, dtype="int64"))}
+    before = _files(cwd.parent)
     tvm.runtime.save_param_dict_to_file(params, path)
+    _written_where_the_os_resolves(path, cwd, before)
     back = tvm.runtime.load_param_dict_from_file(path)
     assert sorted(back) == sorted(params)
     for key, value in params.items():
@@ -102,7 +137,7 @@ PATHLIB_FORMS = [f for f in FORMS if f.startswith("pathlib")]
 
 @pytest.mark.parametrize("form", STR_FORMS)
 def test_param_dict_file_round_trips_in_every_str_path_form(cwd: Path, form: str) -> None:
-    _param_round_trip(FORMS[form]("params.bin", cwd))
+    _param_round_trip(FORMS[form]("params.bin", cwd), cwd)
 
 
 @deviations.xfail("runtime-param-file-pathlib-refused")
@@ -115,4 +150,4 @@ def test_param_dict_file_round_trips_through_a_pathlib_path(cwd: Path, form: str
         r"Map<str, ffi\.Tensor>, 1: str\) -> void`\. Expected `str` but got `ffi\.OpaquePyObject`"
     )
     with observed.recorded(TypeError, message, PathLikeRefused):
-        _param_round_trip(path)
+        _param_round_trip(path, cwd)
