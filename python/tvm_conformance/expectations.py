@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import os
 import re
 import sys
 from collections.abc import Iterable, Mapping
@@ -263,3 +264,23 @@ def judge_outcomes(actual: Mapping[str, str], expected: Mapping[str, str]) -> Ju
     gone = [f"{k}: {w} -> no result" for k, w in sorted(expected.items()) if k not in actual]
     verdict.stale += gone
     return verdict
+
+
+def assert_as_pinned(
+    judgement: Judgement, lane: str, pinned_wheels: bool, suite: str, record_as: str, what: str
+) -> None:
+    """A test's end: its judgement written where the verdict reads it (the test's undeclared
+    outputs, ``expectations_<record_as>.json``: improvements), each improvement printed (good
+    news on a user's wheel), and an AssertionError with one line per problem (`regression:
+    <case>: <expected> -> <actual>`, which the verdict reads as REGRESSION problems)."""
+    out = os.environ.get("TEST_UNDECLARED_OUTPUTS_DIR")
+    if out:
+        with open(os.path.join(out, f"expectations_{record_as}.json"), "w", encoding="utf-8") as f:
+            json.dump({"lane": lane, "pinned": pinned_wheels, **judgement.as_dict()}, f, indent=1)
+    for line in judgement.improvements:
+        print(f"improvement: {line}")
+    problems = judgement.problems(pinned_wheels)
+    assert not problems, (
+        f"{len(problems)} {what}(s) of the {lane} lane's expectations changed "
+        f"({path(lane, suite).name}; regenerate: {REGENERATE}):\n" + "\n".join(problems)
+    )

@@ -103,19 +103,6 @@ def test_tier_chunk(kind: str, shard: int, shards: int) -> None:
         )
         return
     judgement = expectations.judge(results, run.names, expectations.load(lane, SUITE))
-    if out:
-        # Read by the verdict (tools/verdict/verdict.py, EXPECTATIONS_PREFIX: improvements).
-        judged = os.path.join(out, f"expectations_op_corpus_{kind}_{shard}of{shards}.json")
-        with open(judged, "w", encoding="utf-8") as f:
-            json.dump({"lane": lane, "pinned": pinned, **judgement.as_dict()}, f, indent=1)
-    for line in judgement.improvements:
-        # Good news on a user's wheel (a stale file on the pinned ones: problems() below).
-        print(f"improvement: {line}")
-    problems = judgement.problems(pinned)
-    # One line per case, each `regression: <case>: <expected> -> <actual> (...)`: the verdict
-    # reads them as problems of their own (tools/verdict/verdict.py, REGRESSION).
-    assert not problems, (
-        f"{len(problems)} case(s) of the {lane} lane's expectations changed "
-        f"({expectations.path(lane, SUITE).name}; regenerate: {expectations.REGENERATE}):\n"
-        + "\n".join(problems)
+    expectations.assert_as_pinned(
+        judgement, lane, pinned, SUITE, record_as=f"op_corpus_{kind}_{shard}of{shards}", what="case"
     )

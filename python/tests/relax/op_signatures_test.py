@@ -489,20 +489,7 @@ def test_walk_outcomes_are_pinned(target: str) -> None:
     record = expectations.venv_record()
     lane, pinned = expectations.lane_of(record), expectations.pinned(record)
     judgement = expectations.judge_outcomes(walk_outcomes(full), expectations.load(lane, suite))
-    out = os.environ.get("TEST_UNDECLARED_OUTPUTS_DIR")
-    if out:
-        # Read by the verdict (tools/verdict/verdict.py, EXPECTATIONS_PREFIX: improvements).
-        with open(os.path.join(out, f"expectations_{suite}.json"), "w", encoding="utf-8") as f:
-            json.dump({"lane": lane, "pinned": pinned, **judgement.as_dict()}, f, indent=1)
-    for line in judgement.improvements:
-        print(f"improvement: {line}")
-    problems = judgement.problems(pinned)
-    # One line per point, `regression: <point>: <expected> -> <actual>` (verdict: REGRESSION).
-    assert not problems, (
-        f"{len(problems)} point(s) of the {lane} lane's expectations changed "
-        f"({expectations.path(lane, suite).name}; regenerate: {expectations.REGENERATE}):\n"
-        + "\n".join(problems)
-    )
+    expectations.assert_as_pinned(judgement, lane, pinned, suite, record_as=suite, what="point")
 
 
 def test_refusals_name_the_argument(target: str) -> None:
