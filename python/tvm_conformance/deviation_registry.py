@@ -1610,6 +1610,42 @@ DEVIATIONS: tuple[Deviation, ...] = (
         ),
         tvm=">=0.26",
     ),
+    # --- issue 68: numpy's array model as the tensor reference --------------------------------
+    Deviation(
+        id="runtime-tensor-copyfrom-bfloat16-byte-order-ignored",
+        area="ffi",
+        expected="`dest.copyfrom(x)` of a bfloat16 array in non-native byte order "
+        "(`x.astype(x.dtype.newbyteorder())`, which ml_dtypes supports) copies x's values, as "
+        "it does for every numpy dtype with a byte order (int16 to float64, long double).",
+        actual="Each value arrives byte-swapped (1.0 becomes -5.8e-39, no error): copyfrom "
+        "takes a bfloat16 source as `np.frombuffer(x.tobytes(), 'uint16')`, ignoring its byte "
+        "order (TVM 0.27.0.post1 and 0.26.0, ml_dtypes 0.6.0). `tvm.runtime.tensor(x)` refuses "
+        "the same array (ValueError 'unknown dtype `>V2`').",
+        raises="tvm_conformance.observed.ByteOrderIgnored",
+        tests=(
+            "//python/tests/ffi:tensor_layouts_test :: "
+            "test_copy_holds_numpy_logical_values[byteswapped-*-bfloat16-copyfrom]",
+        ),
+        tvm=">=0.26",
+    ),
+    Deviation(
+        id="runtime-tensor-int4-one-element-lost",
+        area="ffi",
+        expected="`tvm.runtime.tensor(x).numpy()` of a one-element ml_dtypes int4 array (0-d or "
+        "shape (1,), the one size where numpy's byte per value and TVM's packed nibbles are the "
+        "same byte count, so the copy is taken) gives back x: its value, dtype int4.",
+        actual="It gives an int8 array of 0 for every value (-8 to 7): copyfrom writes "
+        "ml_dtypes' unpacked byte, numpy() reads TVM's packed high nibble and names the result "
+        "int8 (TVM 0.27.0.post1 / tvm-ffi 0.1.14.post0, and TVM 0.26.0 / tvm-ffi 0.1.13.post2, "
+        "ml_dtypes 0.6.0). A larger int4 array is refused ('TensorCopyFromBytes: size "
+        "mismatch').",
+        raises="tvm_conformance.observed.SubByteValueLost",
+        tests=(
+            "//python/tests/ffi:tensor_layouts_test :: "
+            "test_sub_byte_dtype_of_one_element_round_trips[*-int4]",
+        ),
+        tvm=">=0.26",
+    ),
     Deviation(
         id="runtime-param-file-pathlib-refused",
         area="relax",

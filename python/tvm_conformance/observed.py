@@ -188,6 +188,16 @@ class PathLikeRefused(DeviationObserved):
     error (``Expected `str` but got `ffi.OpaquePyObject```)."""
 
 
+class ByteOrderIgnored(DeviationObserved):
+    """A numpy source in non-native byte order was copied into a tensor as its raw bytes: each
+    value came back byte-swapped."""
+
+
+class SubByteValueLost(DeviationObserved):
+    """A one-element ml_dtypes int4 array copied into a runtime tensor came back from
+    ``numpy()`` as an int8 zero, whatever its value."""
+
+
 @contextlib.contextmanager
 def recorded(
     exc_type: type[BaseException], message: str, observed: type[DeviationObserved]
