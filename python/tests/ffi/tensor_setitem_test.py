@@ -7,7 +7,8 @@ from each kind of source a user has at hand (a numpy array of the indexed shape 
 shape, another dtype, a TVM tensor on cpu(0) or cpu(1), a numpy or Python scalar, a list).
 
 A form the tensor takes must give numpy's values exactly (these are copies); any other form
-must be refused with an error that leaves the tensor as it was. Indexing (`t[key]`) is refused
+must be refused with the error pinned for it (`expected_refusal`: class and message, as TVM
+0.26 and 0.27 raise it) and leave the tensor as it was. Indexing (`t[key]`) is refused
 for every key with "'Tensor' object is not subscriptable". Deviations:
 runtime-tensor-setitem-step-ignored (a stepped slice copies the whole source in order) and
 runtime-tensor-setitem-refusal-blames-value (a refused key is reported as a wrong value).
@@ -16,6 +17,7 @@ runtime-tensor-setitem-refusal-blames-value (a refused key is reported as a wron
 from __future__ import annotations
 
 import itertools
+import re
 from collections.abc import Callable, Iterator
 
 import numpy as np
@@ -135,13 +137,55 @@ def tvm_assigns(key: Key, source: object) -> tuple[np.ndarray, BaseException | N
     return t.numpy(), None
 
 
+def _unbounded(key: Key) -> bool:
+    """A slice without start and stop (any step): the one key form TVM 0.26 / 0.27 take."""
+    return isinstance(key, slice) and key.start is None and key.stop is None
+
+
+def expected_refusal(key: Key, source: object) -> tuple[type[BaseException], str] | None:
+    """The refusal TVM 0.26 / 0.27 give `t[key] = source` (class, message pattern); None where
+    they take it. Any other key form is refused whatever the value (the message blames the
+    value: deviation runtime-tensor-setitem-refusal-blames-value; a message naming the index,
+    its fix, is taken too). With an unbounded slice, a source of another shape (numpy) or size
+    in bytes (TVM) is refused as copyfrom / copyto refuse it, and a Python value by its type."""
+    if not _unbounded(key):
+        return ValueError, rf"^{re.escape(REFUSAL)}$|[Ii]ndex"
+    if isinstance(source, tvm.runtime.Tensor):
+        nbytes = int(np.prod(source.shape)) * np.dtype(str(source.dtype)).itemsize
+        if nbytes != _base().nbytes:
+            return tvm.error.InternalError, "size in bytes must exactly match"
+        return None
+    if isinstance(source, np.ndarray | np.generic):
+        if np.shape(source) != SHAPE:
+            return ValueError, r"^array shape do not match the shape of Tensor"
+        return None
+    return TypeError, rf"^type {re.escape(str(type(source)))} not supported$"
+
+
+def refusal_is_pinned(key: Key, source: object, err: BaseException | None) -> str | None:
+    """None if `err` is the refusal pinned for (key, source) (or None where none is); else
+    what differs."""
+    want = expected_refusal(key, source)
+    if want is None:
+        return None if err is None else f"refused ({type(err).__name__}: {err}), pinned as taken"
+    if err is None:
+        return f"taken, pinned as refused with {want[0].__name__}"
+    if type(err) is not want[0] or not re.search(want[1], str(err)):
+        return f"refused with {type(err).__name__}: {err}, pinned {want[0].__name__}: {want[1]}"
+    return None
+
+
 def check_matches_numpy_or_refused(kind: str, source: str) -> tuple[int, list[str]]:
-    """Walk the cases; return how many ran and the mismatches (described)."""
+    """Walk the cases; return how many ran and the mismatches (described). A refusal must be
+    the one pinned for its key and source, with the tensor left as it was."""
     count, wrong = 0, []
     for key, numpy_source, tvm_source in cases(kind, source):
         count += 1
         want = numpy_assigns(key, numpy_source)
         got, err = tvm_assigns(key, tvm_source)
+        unpinned = refusal_is_pinned(key, tvm_source, err)
+        if unpinned is not None:
+            wrong.append(f"[{key!r}] = {source}: {unpinned}")
         if err is not None:
             if not np.array_equal(got, _base()):
                 wrong.append(f"[{key!r}] refused ({err}) after writing the tensor")
@@ -186,6 +230,7 @@ def test_stepped_slice_assignment_matches_numpy_or_is_refused(source: str) -> No
         source_values = _numpy_source_of(tvm_source)
         refused = key.start is not None or key.stop is not None or source_values.shape != SHAPE
         assert (err is not None) == refused, (key, err)
+        assert refusal_is_pinned(key, tvm_source, err) is None, (key, err)
         if err is None:
             np.testing.assert_array_equal(got, source_values)
             taken_wrongly.append(key)
