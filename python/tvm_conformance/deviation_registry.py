@@ -1655,11 +1655,66 @@ DEVIATIONS: tuple[Deviation, ...] = (
         actual="save_param_dict_to_file raises TypeError 'Mismatched type on argument #1 when "
         "calling: `runtime.SaveParamsToFile(0: Map<str, ffi.Tensor>, 1: str) -> void`. "
         "Expected `str` but got `ffi.OpaquePyObject`' (TVM 0.27.0.post1 / tvm-ffi "
-        "0.1.14.post0, and TVM 0.26.0 / tvm-ffi 0.1.13.post2); a str path works.",
+        "0.1.14.post0, and TVM 0.26.0 / tvm-ffi 0.1.13.post2); load_param_dict_from_file "
+        "raises the same TypeError for `runtime.LoadParamsFromFile(0: str)` (argument #0); a "
+        "str path works.",
         raises="tvm_conformance.observed.PathLikeRefused",
         tests=(
             "//python/tests/relax:vm_path_forms_test :: "
             "test_param_dict_file_round_trips_through_a_pathlib_path[*]",
+            "//python/tests/relax:path_functions_test :: test_path_parameter_in_every_form["
+            "tvm.runtime.params.save_param_dict_to_file(path)-pathlib-*]",
+            "//python/tests/relax:path_functions_test :: test_path_parameter_in_every_form["
+            "tvm.runtime.params.load_param_dict_from_file(path)-pathlib-*]",
+        ),
+        tvm=">=0.26",
+    ),
+    Deviation(
+        id="ffi-module-write-to-file-pathlib-refused",
+        area="ffi",
+        expected="`Module.write_to_file(file_name)` (tvm_ffi's, inherited by "
+        "`tvm.runtime.Module`) takes a `pathlib.Path`, as `export_library` does.",
+        actual="It raises TypeError 'Mismatched type on argument #1 when calling: "
+        "`ffi.ModuleWriteToFile(0: ffi.Module, 1: str, 2: str) -> void`. Expected `str` but got "
+        "`ffi.OpaquePyObject`' for a relative, absolute or `..` Path (TVM 0.27.0.post1 / "
+        "tvm-ffi 0.1.14.post0, and TVM 0.26.0 / tvm-ffi 0.1.13.post2); the same path as a str "
+        "writes the file where the OS resolves it.",
+        raises="tvm_conformance.observed.PathLikeRefused",
+        tests=(
+            "//python/tests/relax:path_functions_test :: test_path_parameter_in_every_form["
+            "tvm_ffi.module.Module.write_to_file(file_name)-pathlib-*]",
+        ),
+        tvm=">=0.26",
+    ),
+    Deviation(
+        id="runtime-load-static-library-pathlib-refused",
+        area="relax",
+        expected="`tvm.runtime.load_static_library(path, func_names)` takes a `pathlib.Path`, "
+        "as `tvm.runtime.load_module` does.",
+        actual="It raises TypeError 'Mismatched type on argument #0 when calling: "
+        "`runtime.ModuleLoadStaticLibrary(0: std::string, 1: Array<str>) -> ffi.Module`. "
+        "Expected `std::string` but got `ffi.OpaquePyObject`' for a relative, absolute or `..` "
+        "Path (TVM 0.27.0.post1 / tvm-ffi 0.1.14.post0, and TVM 0.26.0 / tvm-ffi "
+        "0.1.13.post2); the same path as a str loads the object file.",
+        raises="tvm_conformance.observed.PathLikeRefused",
+        tests=(
+            "//python/tests/relax:path_functions_test :: test_path_parameter_in_every_form["
+            "tvm.runtime.module.load_static_library(path)-pathlib-*]",
+        ),
+        tvm=">=0.26",
+    ),
+    Deviation(
+        id="contrib-tvmjs-load-tensor-cache-pathlib-refused",
+        area="relax",
+        expected="`tvm.contrib.tvmjs.load_tensor_cache(cachepath, device)` takes a "
+        "`pathlib.Path` to the cache directory, as `dump_tensor_cache` takes one for it.",
+        actual="It raises AttributeError \"'PosixPath' object has no attribute 'endswith'\" "
+        '(it calls `cachepath.endswith(".json")`) for a relative, absolute or `..` Path '
+        "(TVM 0.27.0.post1 and TVM 0.26.0); the same path as a str loads the cache.",
+        raises="tvm_conformance.observed.PathLikeRefused",
+        tests=(
+            "//python/tests/relax:path_functions_test :: test_path_parameter_in_every_form["
+            "tvm.contrib.tvmjs.load_tensor_cache(cachepath)-pathlib-*]",
         ),
         tvm=">=0.26",
     ),

@@ -184,8 +184,9 @@ class InstrumentNotCalled(DeviationObserved):
 
 
 class PathLikeRefused(DeviationObserved):
-    """A ``pathlib.Path`` given where a file path is taken was refused with the FFI's type
-    error (``Expected `str` but got `ffi.OpaquePyObject```)."""
+    """A ``pathlib.Path`` given where a file path is taken was refused: the FFI's type error
+    (``Expected `str` but got `ffi.OpaquePyObject```), or the function's own str-only code
+    (``'PosixPath' object has no attribute 'endswith'``)."""
 
 
 class ByteOrderIgnored(DeviationObserved):

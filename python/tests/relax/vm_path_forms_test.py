@@ -6,7 +6,9 @@ non-ASCII letters, absolute and as `pathlib.Path`), for each path parameter of
 (`save_param_dict_to_file`, `load_param_dict_from_file`). The path parameters are found in each
 function's signature; the working directory is a fresh temporary one. A written file must be
 where the OS resolves the path (`os.path.realpath`, what `open(path, "w")` would create) and
-nowhere else: the temporary tree gains exactly that file.
+nowhere else: the temporary tree gains exactly that file (the same inode). The forms and the
+tree are tvm_conformance.path_forms's; path_functions_test drives every other path parameter
+of tvm.runtime, tvm.relax and tvm.contrib (found by a walk of their modules) with them.
 """
 
 from __future__ import annotations
@@ -14,7 +16,6 @@ from __future__ import annotations
 import inspect
 import os
 import re
-from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
@@ -22,8 +23,9 @@ import pytest
 import tvm
 from tvm import relax
 
-from tvm_conformance import deviations, observed, relax_vm
+from tvm_conformance import deviations, observed, path_forms, relax_vm
 from tvm_conformance.observed import PathLikeRefused
+from tvm_conformance.path_forms import FORMS, PATHLIB_FORMS, STR_FORMS, expect_written, files
 
 X = np.array([1.0, -2.0, 3.5], "float32")
 
@@ -34,25 +36,6 @@ FUNCTIONS = {
     "load_module": tvm.runtime.load_module,
     "save_param_dict_to_file": tvm.runtime.save_param_dict_to_file,
     "load_param_dict_from_file": tvm.runtime.load_param_dict_from_file,
-}
-
-# Each form, given the file name and the (temporary) working directory.
-FORMS: dict[str, Callable[[str, Path], str | os.PathLike]] = {
-    "absolute": lambda name, cwd: os.fspath(cwd / name),
-    "relative": lambda name, cwd: name,
-    "dot-slash": lambda name, cwd: "./" + name,
-    "subdir": lambda name, cwd: "sub/" + name,
-    "pathlib-relative": lambda name, cwd: Path(name),
-    "pathlib-absolute": lambda name, cwd: cwd / name,
-    # Outside the working directory: a wheel that writes such a file into the working directory
-    # (or resolves it against another one) puts it where the OS would not.
-    "sibling": lambda name, cwd: "../elsewhere/" + name,
-    "parent": lambda name, cwd: "../" + name,
-    "symlinked-dir": lambda name, cwd: "../link/" + name,
-    "spaces": lambda name, cwd: "../dir with space/a " + name,
-    "non-ascii": lambda name, cwd: "../répertoire/é" + name,
-    "absolute-elsewhere": lambda name, cwd: os.fspath(cwd.parent / "elsewhere" / name),
-    "pathlib-sibling": lambda name, cwd: Path("..") / "elsewhere" / name,
 }
 
 
@@ -67,28 +50,10 @@ def executable() -> relax.VMExecutable:
 
 @pytest.fixture
 def cwd(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    """tmp/work (the working directory, with sub/), beside tmp/elsewhere, tmp/link (a symlink
-    to elsewhere), tmp/dir with space and tmp/répertoire."""
-    work = tmp_path / "work"
-    (work / "sub").mkdir(parents=True)
-    for name in ("elsewhere", "dir with space", "répertoire"):
-        (tmp_path / name).mkdir()
-    (tmp_path / "link").symlink_to(tmp_path / "elsewhere", target_is_directory=True)
+    """tmp/work, the working directory, in the tree of path_forms.make_tree."""
+    work = path_forms.make_tree(tmp_path)
     monkeypatch.chdir(work)
     return work
-
-
-def _files(root: Path) -> set[Path]:
-    """Every file under ``root``, symlinks not followed (a file reached through tmp/link is
-    found once, in tmp/elsewhere)."""
-    return {Path(d, f) for d, _, names in os.walk(root) for f in names}
-
-
-def _written_where_the_os_resolves(path: str | os.PathLike, cwd: Path, before: set[Path]) -> None:
-    """The call wrote exactly one file, the one ``open(path, "w")`` would have created."""
-    resolved = Path(os.path.realpath(path))
-    gained = _files(cwd.parent) - before
-    assert gained == {resolved}, f"{path!r} resolves to {resolved}; the tree gained {gained}"
 
 
 def test_the_path_parameters_are_the_ones_driven() -> None:
@@ -104,9 +69,9 @@ def test_export_library_and_load_module_take_every_path_form(
     executable: relax.VMExecutable, cwd: Path, suffix: str, form: str
 ) -> None:
     path = FORMS[form](f"lib.{suffix}", cwd)
-    before = _files(cwd.parent)
+    before = files(cwd.parent)
     executable.export_library(path)
-    _written_where_the_os_resolves(path, cwd, before)
+    expect_written(path, cwd, before)
     module = tvm.runtime.load_module(path)
     vm = relax.VirtualMachine(module, tvm.cpu())
     np.testing.assert_array_equal(vm["main"](tvm.runtime.tensor(X)).numpy(), X + X)
@@ -121,18 +86,14 @@ def test_load_module_of_a_missing_file_names_it(cwd: Path, form: str) -> None:
 
 def _param_round_trip(path: str | os.PathLike, cwd: Path) -> None:
     params = {"w": tvm.runtime.tensor(X), "b": tvm.runtime.tensor(np.arange(4, dtype="int64"))}
-    before = _files(cwd.parent)
+    before = files(cwd.parent)
     tvm.runtime.save_param_dict_to_file(params, path)
-    _written_where_the_os_resolves(path, cwd, before)
+    expect_written(path, cwd, before)
     back = tvm.runtime.load_param_dict_from_file(path)
     assert sorted(back) == sorted(params)
     for key, value in params.items():
         assert str(back[key].dtype) == str(value.dtype)
         np.testing.assert_array_equal(back[key].numpy(), value.numpy())
-
-
-STR_FORMS = [f for f in FORMS if not f.startswith("pathlib")]
-PATHLIB_FORMS = [f for f in FORMS if f.startswith("pathlib")]
 
 
 @pytest.mark.parametrize("form", STR_FORMS)
