@@ -335,6 +335,7 @@ def _compare_outputs(
             f"PyTorch returned {len(expected)} output(s), TVM returned {len(actual)} ({where})"
         )
     failures = []
+    judged = True
     for i, (want, got) in enumerate(zip(expected, actual, strict=True)):
         label = f"output {i}, {where}"
         assert_shapes_match(want.value, got, where=label)
@@ -351,8 +352,12 @@ def _compare_outputs(
         comparison = numerics.compare(got, want, label=f"output {i}")
         if not comparison.ok:
             failures.append(comparison.message)
+            judged = judged and comparison.judgeable
     if failures:
-        raise AssertionError("; ".join(failures) + f" ({where})")
+        # An output the rule cannot judge fails closed, as its own kind (numerics.NotJudgeable).
+        raise (AssertionError if judged else numerics.NotJudgeable)(
+            "; ".join(failures) + f" ({where})"
+        )
 
 
 def verify_model(

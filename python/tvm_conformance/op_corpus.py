@@ -86,7 +86,12 @@ EXCLUSION_RULES: dict[str, str] = {
     "not_tensor": "the op returns something other than tensors (a Python scalar, None)",
     "untraceable": "PyTorch cannot capture it (torch.export or torch.fx raises)",
     "no_reference": "the float64 reference cannot be evaluated (the op has no float64 "
-    "kernel or its ATen graph cannot be recorded)",
+    "kernel or its ATen graph cannot be recorded, or the rule has no rounding model for one "
+    "of its ATen ops: numerics.rounding_model refuses it); TVM still imports, builds and runs "
+    "it, so a refusal or a crash is its outcome",
+    "unjudgeable": "the rule's allowance at this sample would accept an all-zero output and "
+    "the doubled one (numerics.vacuity: the computation is too ill-conditioned there), so a "
+    "result cannot be told right or wrong; TVM still imports, builds and runs it",
     "complex_output": "a complex output (TVM has no complex dtype)",
     "sparse_output": "an output in a sparse layout (TVM's tensors are dense)",
     "rule_unbounded": "PyTorch's own result in the case's dtype is outside the tolerance rule "
@@ -640,6 +645,18 @@ def _pytorch_within_rule(case: Case, refs: Sequence[Any]) -> bool:
     return numerics.matches(own, refs)
 
 
+def _unscored_outputs(case: Case) -> list[None] | None:
+    """One placeholder per output PyTorch gives (how a batch splits TVM's outputs among its
+    cases) for a case the reference cannot score; None when PyTorch itself fails."""
+    assert case.model is not None
+    try:
+        with torch.no_grad():
+            torch.manual_seed(0)
+            return [None] * len(_flatten(case.model(*[t.clone() for t in case.inputs])))
+    except Exception:  # noqa: BLE001
+        return None
+
+
 def _progress(step: str) -> None:
     """Name the step under way in the file $OP_CORPUS_PROGRESS (run_isolated's child): a
     process TVM kills names its culprit there, when the step is one case's."""
@@ -699,12 +716,19 @@ def run_cases(
         _progress(f"case {case.name}")
         reason = exclusion(case)
         refs: list[Any] = []
+        # A reason of the reference's own: TVM still runs the case (its refusal or crash is
+        # the outcome); only a result it gives is left unscored, as excluded for that reason.
+        unscored = ""
         if not reason:
             try:
                 refs = numerics.references(case.model, [t.clone() for t in case.inputs])
+                unscored = "unjudgeable" if numerics.judgeable(refs) else ""
             except Exception:  # noqa: BLE001
-                reason = "no_reference"
-        if not reason and not _pytorch_within_rule(case, refs):
+                unscored = "no_reference"
+                refs = _unscored_outputs(case)
+                if refs is None:
+                    reason = "no_reference"
+        if not reason and not unscored and not _pytorch_within_rule(case, refs):
             reason = "rule_unbounded"
         for frontend in frontends or case.frontends:
             if frontend not in case.frontends:
@@ -720,6 +744,8 @@ def run_cases(
                 result.outcome, result.deviation = "deviating", unsafe["id"]
                 result.detail = f"not run: {unsafe['unsafe']} (pinned by {unsafe['pinned_by']})"
             else:
+                if unscored:
+                    result.detail = f"{unscored}: not scored"
                 ready.setdefault(frontend, []).append((case, refs, result))
 
     def import_one(item: tuple[Case, list[Any], Result], frontend: str) -> _Unit | None:
@@ -828,6 +854,13 @@ def run_cases(
                     continue
                 mine = actual[start : start + len(refs)] if len(unit.items) > 1 else actual
                 start += len(refs)
+                if result.detail.endswith(": not scored"):
+                    if len(mine) != len(refs):
+                        result.outcome = "failing"
+                        result.detail = (
+                            f"{mode}: the result has {len(mine)} output(s), PyTorch {len(refs)}"
+                        )
+                    continue
                 try:
                     numerics.check_outputs(mine, refs)
                 except AssertionError as err:
@@ -836,7 +869,10 @@ def run_cases(
     for mode in exec_modes:
         run_batch(units, mode)
     for result in results:
-        if not result.outcome:
+        if not result.outcome and result.detail.endswith(": not scored"):
+            # TVM ran it; the reference cannot score what it gave.
+            result.outcome, result.detail = "excluded", result.detail.removesuffix(": not scored")
+        elif not result.outcome:
             result.outcome = "correct"
         elif result.outcome == "failing" and (dev := match_deviation(result)):
             result.outcome, result.deviation = "deviating", dev

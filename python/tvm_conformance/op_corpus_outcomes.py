@@ -127,7 +127,8 @@ def behaviour_pattern(detail: str) -> str:
     """The regular expression a recorded deviation keeps of a failing result's message: the
     message itself with every number left open (values and counts vary with the sample's
     data; the stage, the exception and the wording do not)."""
-    parts = re.split(r"(\d+(?:\.\d+)?(?:e[-+]?\d+)?)", detail)
+    # A number's sign is open too: the same deviation's worst element may be either side of 0.
+    parts = re.split(r"(-?\d+(?:\.\d+)?(?:e[-+]?\d+)?)", detail)
     return "".join(re.escape(p) if i % 2 == 0 else r"[-+.e\d]+" for i, p in enumerate(parts))
 
 

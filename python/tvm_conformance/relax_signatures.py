@@ -860,6 +860,8 @@ def _in_domain(domain: str, x: np.ndarray, first_shape: tuple[int, ...] = ()) ->
         out = np.abs(x) + 1
     elif domain == "open_unit":  # (-1, 1)
         out = np.tanh(x) * 0.9375 if floating else np.zeros_like(x)
+    elif domain == "near_one":  # (15/16, 17/16): a long product stays in range
+        out = 1 + np.tanh(x) / 16 if floating else x
     elif domain == "integral":  # exact quotients: floor and remainder decide nothing close
         out = np.round(x * 2) if floating else x
     elif domain == "integral_nonzero":
@@ -887,6 +889,10 @@ DOMAINS: Mapping[str, Mapping[int, str]] = {
     "relax.mod": {0: "integral", 1: "integral_nonzero"},
     "relax.power": {0: "positive", 1: "non_negative"},
     "relax.take": {1: "index"},
+    # Terms near 1: a product of the walk's N(0, 1) terms underflows float16 to 0, where the
+    # rule cannot judge it (numerics.vacuity); a product is well conditioned near 1 only.
+    "relax.prod": {0: "near_one"},
+    "relax.cumprod": {0: "near_one"},
     "relax.gather_elements": {1: "index"},
     "relax.nn.nll_loss": {1: "index"},  # a class of the predictions
 }

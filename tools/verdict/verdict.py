@@ -484,6 +484,10 @@ def verdict_of(
                     changed = expectation_problems(label, case)
                     if changed:
                         problems += changed
+                    elif NOT_JUDGEABLE_MARK in case.message:
+                        problems.append(
+                            f"NOT JUDGEABLE: {label} :: {case.name}: {case.message[:200]}"
+                        )
                     else:
                         problems.append(f"FAILED: {label} :: {case.name}: {case.message[:200]}")
                 elif (
@@ -547,6 +551,11 @@ def verdict_of(
 # The judgement each test judged against its lane's pinned expectations writes into its
 # undeclared outputs (tvm_conformance.expectations; python/tests/op_corpus).
 EXPECTATIONS_PREFIX = "expectations_"
+
+
+# The exception tvm_conformance.numerics raises where its comparison could not tell a right
+# output from a wrong one (numerics.NotJudgeable): the kit's, and never a pass.
+NOT_JUDGEABLE_MARK = "NotJudgeable: "
 
 
 def expectation_problems(label: str, case: Case) -> list[str]:
@@ -623,6 +632,7 @@ WHOSE = {
     "MISSING": KIT,
     "PARTIAL": MACHINE,
     "ALL SKIPPED": MACHINE,
+    "NOT JUDGEABLE": KIT,
     "REGRESSION": TVM,
     "STALE EXPECTATION": KIT,
 }
