@@ -150,8 +150,8 @@ _DECOMPOSED = [
     _aten.hardsigmoid,
     _aten.linalg_vector_norm,
     _aten._scaled_dot_product_flash_attention_for_cpu,
-    # Composites whose decompositions lower to ops with a rounding model of their own (each
-    # checked by harness/numerics_ops_test: no decomposition may reach a refused op).
+    # Composites whose decompositions lower to ops with a rounding model of their own
+    # (tools/numerics_sweep/ops_walk.py: no decomposition reaches an unlisted refused op).
     _aten._safe_softmax,
     _aten._prelu_kernel,
     _aten.glu,
@@ -392,6 +392,37 @@ def rounding_model(target: Any) -> str:
     if torch.Tag.pointwise in tags or name in _CORRECTLY_ROUNDED:
         return "pointwise"
     return "refused"
+
+
+# The ATen ops PyTorch's corpus emits that the rule refuses, listed once (iterative linear
+# algebra, FFTs, histograms, reductions that combine values by index, losses and resizes the
+# rule does not decompose); tools/numerics_sweep/ops_walk.py checks the corpus against it.
+REFUSED_OPS = frozenset(
+    """
+    aten._cdist_forward.default aten._ctc_loss.default aten._embedding_bag_forward_only.default
+    aten._fft_c2r.default aten._histogramdd_bin_edges.default
+    aten._histogramdd_from_bin_cts.default aten._linalg_det.default aten._linalg_eigh.default
+    aten._linalg_slogdet.default aten._linalg_solve_ex.default aten._linalg_svd.default
+    aten._pdist_forward.default aten._softmax_backward_data.default aten._trilinear.default
+    aten._unique2.default aten._unsafe_masked_index_put_accumulate.default
+    aten._upsample_bilinear2d_aa.default aten.addbmm.default aten.cholesky.default
+    aten.cholesky_inverse.default aten.cholesky_solve.default aten.embedding_renorm_.default
+    aten.geqrf.default aten.grid_sampler_3d.default aten.histc.default aten.histogram.bin_ct
+    aten.index_reduce.default aten.linalg_cholesky_ex.default
+    aten.linalg_householder_product.default aten.linalg_inv_ex.default
+    aten.linalg_ldl_factor_ex.default aten.linalg_ldl_solve.default aten.linalg_lstsq.default
+    aten.linalg_lu.default aten.linalg_lu_factor_ex.default aten.linalg_lu_solve.default
+    aten.linalg_matrix_exp.default aten.linalg_pinv.atol_rtol_tensor aten.linalg_qr.default
+    aten.linalg_solve_triangular.default aten.lu_unpack.default
+    aten.max_pool2d_with_indices_backward.default
+    aten.multi_margin_loss.default aten.multilabel_margin_loss_forward.default
+    aten.ormqr.default aten.resize_.default aten.resize_as_.default aten.scatter.reduce
+    aten.scatter_add.default aten.scatter_reduce.two aten.segment_reduce.default
+    aten.triangular_solve.default aten.unique_consecutive.default aten.unique_dim.default
+    torch_nn._linear_cross_entropy_batch_chunked.default
+    torch_nn._linear_cross_entropy_batch_chunked_no_reduction.default
+    """.split()
+)
 
 
 def _qualified(target: Any) -> str:
