@@ -114,6 +114,10 @@ os._exit(0)  # memory it wrote outside its tensors must not fail the interpreter
 """
 
 
+# Processes that must all write the 0-d output before the deviation counts as fixed.
+_KERNEL_TRIES = 5
+
+
 @deviations.xfail("relax-argsort-0d-axis-out-of-bounds")
 def test_argsort_of_a_0d_tensor_writes_its_output() -> None:
     # OpInfo's 0-d argsort sample, imported as the op corpus does: on llvm, Relax's argsort
@@ -125,11 +129,19 @@ def test_argsort_of_a_0d_tensor_writes_its_output() -> None:
     assert '"tvm.contrib.sort.argsort"' in lowered.script(), "llvm's argsort changed its kernel"
     # The model's answer is whatever its output buffer held; the kernel's own output, filled
     # with a sentinel first, shows whether it writes it.
-    outcome = crash_isolation.run_isolated(_KERNEL_CALL)
-    if outcome.signal_name == "SIGSEGV" and outcome.reached_call:
-        raise observed.KernelOutOfBounds("the process died of SIGSEGV in argsort's call")
-    assert outcome.returncode == 0, (outcome.returncode, outcome.last_step, outcome.stderr[-500:])
-    (line,) = [x for x in outcome.stdout.splitlines() if x.startswith("output ")]
-    if line == f"output {_SENTINEL}":
-        raise observed.KernelOutOfBounds(f"argsort left its 0-d output at the sentinel {_SENTINEL}")
-    assert line == "output 0"
+    # What the kernel does depends on the word it reads outside the shape (undefined memory):
+    # one lucky process can write the output (a CI run of a17aae2 saw it once). The behaviour is
+    # the deviation when any of several processes shows it; fixed only when none does.
+    for _ in range(_KERNEL_TRIES):
+        outcome = crash_isolation.run_isolated(_KERNEL_CALL)
+        if outcome.signal_name == "SIGSEGV" and outcome.reached_call:
+            raise observed.KernelOutOfBounds("the process died of SIGSEGV in argsort's call")
+        assert outcome.returncode == 0, (
+            outcome.returncode, outcome.last_step, outcome.stderr[-500:]
+        )  # fmt: skip
+        (line,) = [x for x in outcome.stdout.splitlines() if x.startswith("output ")]
+        if line == f"output {_SENTINEL}":
+            raise observed.KernelOutOfBounds(
+                f"argsort left its 0-d output at the sentinel {_SENTINEL}"
+            )
+        assert line == "output 0"
