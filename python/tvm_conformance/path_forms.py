@@ -9,18 +9,27 @@ same inode, and nothing else in the tree).
 import) for every public function and method with a parameter whose name says it is a path
 (:func:`is_path_parameter`). Run it in a child process (:func:`discover_in_child`): importing
 every submodule registers their globals, which the test process should not inherit.
+
+Importing ``tvm.contrib.download`` creates TVM's test-data cache, ``~/.tvm_test_data`` unless
+``TEST_DATA_ROOT_PATH`` says otherwise: in Bazel's sandbox the home directory is read-only, so
+the import fails on a machine where that directory does not exist yet, and a test must not
+write into the user's home anyway. :func:`isolate_test_data` points it into a temporary
+directory first (the walk's child inherits it).
 """
 
 from __future__ import annotations
 
+import atexit
 import importlib
 import inspect
 import json
 import os
 import pkgutil
 import re
+import shutil
 import subprocess
 import sys
+import tempfile
 from collections.abc import Callable
 from pathlib import Path
 
@@ -167,8 +176,21 @@ def discover() -> dict[str, object]:
     return {"parameters": sorted(found), "unimportable": unimportable, "modules": len(modules)}
 
 
+TEST_DATA_ENV = "TEST_DATA_ROOT_PATH"
+
+
+def isolate_test_data() -> str:
+    """Point TVM's test-data cache into a new temporary directory, unless the caller already
+    chose one (``TEST_DATA_ROOT_PATH``): call before ``tvm.contrib.download`` is imported."""
+    if not os.environ.get(TEST_DATA_ENV):
+        os.environ[TEST_DATA_ENV] = tempfile.mkdtemp(prefix="tvm_test_data.")
+        atexit.register(shutil.rmtree, os.environ[TEST_DATA_ENV], ignore_errors=True)
+    return os.environ[TEST_DATA_ENV]
+
+
 def discover_in_child() -> dict[str, object]:
     """:func:`discover` in a child process of this interpreter, with this ``sys.path``."""
+    isolate_test_data()
     env = dict(os.environ, PYTHONPATH=os.pathsep.join(p for p in sys.path if p))
     code = "import json; from tvm_conformance import path_forms; "
     code += "print(json.dumps(path_forms.discover()))"

@@ -23,6 +23,7 @@ recorded deviation bound to that parameter and form (:data:`REFUSED`), never a s
 from __future__ import annotations
 
 import contextlib
+import importlib
 import os
 import re
 from collections.abc import Callable
@@ -32,7 +33,7 @@ import numpy as np
 import pytest
 import tvm
 from tvm import relax
-from tvm.contrib import download, tvmjs
+from tvm.contrib import tvmjs
 from tvm.relax.frontend.nn.extern import ObjectModule, SourceModule
 
 from tvm_conformance import deviations, observed, path_forms, relax_vm
@@ -227,6 +228,8 @@ def _download(path, cwd, executable, call):
     source = cwd.parent.parent / "source.bin"  # outside the tree: a file:// URL, no network
     source.write_bytes(b"\x00tvm\xff")
     before = files(cwd.parent)
+    path_forms.isolate_test_data()  # before the import: it creates TVM's test-data cache
+    download = importlib.import_module("tvm.contrib.download")
     with call:
         download.download(source.as_uri(), path)
     expect_written(path, cwd, before)
