@@ -1478,21 +1478,18 @@ DEVIATIONS: tuple[Deviation, ...] = (
         expected="tvm_ffi.Dict, a MutableMapping, updates from every form dict.update (and "
         "MutableMapping's update mixin) takes: a mapping, an iterable of pairs, keywords, both, "
         "or nothing.",
-        actual="Dict.update(other) takes only a mapping: d.update([('b', 2)]) raises "
-        "AttributeError \"'list' object has no attribute 'items'\", d.update(c=3) and "
-        "d.update() raise TypeError (tvm-ffi 0.1.14.post0).",
+        actual="Dict.update(other) takes only an object with items(): d.update([('b', 2)]) "
+        "raises AttributeError \"'list' object has no attribute 'items'\" (an items view, or "
+        "an object with keys() and __getitem__, likewise), d.update(c=3) and d.update() raise "
+        "TypeError (tvm-ffi 0.1.14.post0).",
         raises="tvm_conformance.observed.UpdateFormRefused",
         tests=(
             "//python/tests/ffi:container_protocol_test :: "
             "test_dict_update_takes_every_form_dict_update_takes[*]",
-            "//python/tests/ffi:container_cpython_test :: "
-            "test_cpython_protocol_test[mapping_tests.TestMappingProtocol-Dict-test_update]",
-            "//python/tests/ffi:container_cpython_test :: "
-            "test_cpython_protocol_test[mapping_tests.TestMappingProtocol-Dict-test_write]",
-            "//python/tests/ffi:container_cpython_test :: "
-            "test_cpython_protocol_test[mapping_tests.TestHashMappingProtocol-Dict-test_update]",
-            "//python/tests/ffi:container_cpython_test :: "
-            "test_cpython_protocol_test[mapping_tests.TestHashMappingProtocol-Dict-test_write]",
+            "//python/tests/ffi:container_cpython_test :: test_cpython_recorded_statement"
+            "[mapping_tests.*-Dict-test_update::update-*]",
+            "//python/tests/ffi:container_cpython_test :: test_cpython_recorded_statement"
+            "[mapping_tests.*-Dict-test_write::update-*]",
         ),
     ),
     Deviation(
@@ -1508,14 +1505,12 @@ DEVIATIONS: tuple[Deviation, ...] = (
         tests=(
             "//python/tests/ffi:container_protocol_test :: "
             "test_mapping_equals_the_dict_it_holds[*]",
-            "//python/tests/ffi:container_cpython_test :: "
-            "test_cpython_protocol_test[mapping_tests.TestMappingProtocol-Dict-test_clear]",
-            "//python/tests/ffi:container_cpython_test :: "
-            "test_cpython_protocol_test[mapping_tests.TestMappingProtocol-Dict-test_getitem]",
-            "//python/tests/ffi:container_cpython_test :: "
-            "test_cpython_protocol_test[mapping_tests.TestHashMappingProtocol-Dict-test_clear]",
-            "//python/tests/ffi:container_cpython_test :: "
-            "test_cpython_protocol_test[mapping_tests.TestHashMappingProtocol-Dict-test_getitem]",
+            "//python/tests/ffi:container_cpython_test :: test_cpython_recorded_statement"
+            "[mapping_tests.*-Dict-test_clear::eq-dict-*]",
+            "//python/tests/ffi:container_cpython_test :: test_cpython_recorded_statement"
+            "[mapping_tests.*-Dict-test_getitem::eq-dict-*]",
+            "//python/tests/ffi:container_cpython_test :: test_cpython_recorded_statement"
+            "[mapping_tests.*-Dict-test_update::eq-dict-*]",
         ),
     ),
     Deviation(
@@ -1533,18 +1528,22 @@ DEVIATIONS: tuple[Deviation, ...] = (
         raises="tvm_conformance.observed.PythonEqualityBypassed",
         tests=(
             "//python/tests/ffi:container_protocol_test :: test_membership_uses_python_equality[*]",
-            "//python/tests/ffi:container_cpython_test :: "
-            "test_cpython_protocol_test[seq_tests.CommonTest-Array-test_contains_fake]",
-            "//python/tests/ffi:container_cpython_test :: "
-            "test_cpython_protocol_test[seq_tests.CommonTest-Array-test_contains_order]",
-            "//python/tests/ffi:container_cpython_test :: "
-            "test_cpython_protocol_test[list_tests.CommonTest-List-test_contains_fake]",
-            "//python/tests/ffi:container_cpython_test :: "
-            "test_cpython_protocol_test[list_tests.CommonTest-List-test_contains_order]",
-            "//python/tests/ffi:container_cpython_test :: "
-            "test_cpython_protocol_test[mapping_tests.TestHashMappingProtocol-Dict-test_eq]",
-            "//python/tests/ffi:container_cpython_test :: "
-            "test_cpython_protocol_test[mapping_tests.TestHashMappingProtocol-Dict-test_pop]",
+            "//python/tests/ffi:container_cpython_test :: test_cpython_recorded_statement"
+            "[seq_tests.CommonTest-Array-test_contains_fake::*]",
+            "//python/tests/ffi:container_cpython_test :: test_cpython_recorded_statement"
+            "[seq_tests.CommonTest-Array-test_contains_order::*]",
+            "//python/tests/ffi:container_cpython_test :: test_cpython_recorded_statement"
+            "[list_tests.CommonTest-List-test_contains_fake::*]",
+            "//python/tests/ffi:container_cpython_test :: test_cpython_recorded_statement"
+            "[list_tests.CommonTest-List-test_contains_order::*]",
+            "//python/tests/ffi:container_cpython_test :: test_cpython_recorded_statement"
+            "[mapping_tests.TestHashMappingProtocol-Dict-test_eq::*]",
+            "//python/tests/ffi:container_cpython_test :: test_cpython_recorded_statement"
+            "[mapping_tests.TestHashMappingProtocol-Dict-test_pop::*]",
+            "//python/tests/ffi:container_cpython_test :: test_cpython_recorded_statement"
+            "[mapping_tests.TestHashMappingProtocol-Dict-test_getitem::getitem-hashes-key]",
+            "//python/tests/ffi:container_cpython_test :: test_cpython_recorded_statement"
+            "[mapping_tests.TestHashMappingProtocol-Dict-test_setdefault::*]",
         ),
     ),
     Deviation(
@@ -1575,8 +1574,8 @@ DEVIATIONS: tuple[Deviation, ...] = (
         tests=(
             "//python/tests/ffi:container_protocol_test :: "
             "test_list_iterator_sees_items_appended_while_iterating",
-            "//python/tests/ffi:container_cpython_test :: "
-            "test_cpython_protocol_test[list_tests.CommonTest-List-test_exhausted_iterator]",
+            "//python/tests/ffi:container_cpython_test :: test_cpython_recorded_statement"
+            "[list_tests.CommonTest-List-test_exhausted_iterator::iterator-sees-appended]",
         ),
     ),
     # --- issue 52: the runtime tensor's assignment forms and TVM's API protocols -----------
