@@ -337,13 +337,15 @@ def _tier_subset(
 
 
 def tier_dtypes(name: str, listed: Sequence[str]) -> list[str]:
-    """float32, and for one name in three one other listed dtype, both chosen by the name
-    (stable across runs and machines), so that across the corpus every listed dtype appears."""
+    """The op's main dtype first: float32, or for an op that lists no float32 (the integer and
+    bool ops: gcd, bitwise_and, bincount, ...) one of its listed dtypes; then, for one name in
+    three, one other listed dtype. Both are chosen by the name (stable across runs and
+    machines), so that every op with a sample has a case and every listed dtype appears."""
     others = [d for d in listed if d != "float32"]
     chosen = [d for d in listed if d == "float32"]
     number = int(hashlib.sha256(name.encode()).hexdigest(), 16)
     # One name in three: enough that every listed dtype appears, at a third of the cost.
-    if others and number % 3 == 0:
+    if others and (number % 3 == 0 or not chosen):
         chosen.append(others[(number // 3) % len(others)])
     return chosen
 
@@ -391,7 +393,10 @@ def op_cases(name: str, *, dtypes: Sequence[str] = DTYPES, tier: bool = True) ->
     seeded = seeded or ("undefined" if _marked_not_comparable(op) else "")
     cases = []
     listed = _listed_dtypes(op.supported_dtypes("cpu"), dtypes)
-    for dtype in tier_dtypes(name, listed) if tier else listed:
+    chosen = tier_dtypes(name, listed) if tier else listed
+    # The tier walks the argument forms in the op's main dtype, sample 0 in the other.
+    main = chosen[0] if chosen else ""
+    for dtype in chosen:
         torch.manual_seed(0)
         with _no_test_lookup():
             samples = list(op.sample_inputs("cpu", _dtype(dtype), requires_grad=False))
@@ -399,7 +404,7 @@ def op_cases(name: str, *, dtypes: Sequence[str] = DTYPES, tier: bool = True) ->
         if tier:
             keep = (
                 _tier_subset(samples, lambda s: [("", s.args, s.kwargs)], lambda s: s.input)
-                if dtype == "float32"
+                if dtype == main
                 else [0][: len(samples)]
             )
         for i in keep:

@@ -72,6 +72,34 @@ def test_every_listed_dtype_appears_in_the_tier() -> None:
     assert set(seen) == set(op_corpus.DTYPES), seen
 
 
+def test_every_op_listing_a_scored_dtype_has_tier_cases() -> None:
+    """An op that lists no float32 gets its main dtype from its own list: before, the integer
+    and bool ops below had no tier case at all (issue 69)."""
+    without = []
+    for op in op_corpus.op_db():
+        listed = op_corpus._listed_dtypes(op.supported_dtypes("cpu"), op_corpus.DTYPES)
+        if listed and not op_corpus.tier_dtypes(op_corpus.op_name(op), listed):
+            without.append(op_corpus.op_name(op))
+    assert not without
+    for name in (
+        "lcm",
+        "gcd",
+        "bitwise_and",
+        "bitwise_or",
+        "bitwise_not",
+        "bitwise_left_shift",
+        "bitwise_right_shift",
+        "__rand__",
+        "__ror__",
+        "__rxor__",
+        "bincount",
+        "unravel_index",
+        "nn.functional.one_hot",
+    ):
+        cases = op_corpus.op_cases(name)
+        assert cases and all(c.dtype in ("int32", "int64", "bool") for c in cases), name
+
+
 @pytest.mark.parametrize(
     ("name", "rule"),
     # OpInfo runs the first two through wrapper_set_seed and marks the empty ops' results not
