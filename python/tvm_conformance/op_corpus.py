@@ -336,6 +336,17 @@ def _tier_subset(
     return chosen
 
 
+def _first_and_largest(values_of_samples: Sequence[Sequence[Any]]) -> list[int]:
+    """The tier's samples in an op's other dtype: the first (often a 0-d or empty edge case)
+    and the one holding the most tensor elements (the first of them on a tie), where that is
+    another: a single small sample tells little of a kernel in that dtype (issue 69)."""
+    if not values_of_samples:
+        return []
+    sizes = [sum(t.numel() for t in _tensors_of(list(v))) for v in values_of_samples]
+    largest = max(range(len(sizes)), key=lambda i: (sizes[i], -i))
+    return [0] if largest == 0 else [0, largest]
+
+
 def tier_dtypes(name: str, listed: Sequence[str]) -> list[str]:
     """The op's main dtype first: float32, or for an op that lists no float32 (the integer and
     bool ops: gcd, bitwise_and, bincount, ...) one of its listed dtypes; then, for one name in
@@ -405,7 +416,7 @@ def op_cases(name: str, *, dtypes: Sequence[str] = DTYPES, tier: bool = True) ->
             keep = (
                 _tier_subset(samples, lambda s: [("", s.args, s.kwargs)], lambda s: s.input)
                 if dtype == main
-                else [0][: len(samples)]
+                else _first_and_largest([[s.input, *s.args, *s.kwargs.values()] for s in samples])
             )
         for i in keep:
             s = samples[i]

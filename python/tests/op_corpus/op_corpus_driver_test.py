@@ -100,6 +100,14 @@ def test_every_op_listing_a_scored_dtype_has_tier_cases() -> None:
         assert cases and all(c.dtype in ("int32", "int64", "bool") for c in cases), name
 
 
+def test_the_other_dtype_keeps_the_first_and_the_largest_sample() -> None:
+    small, large, empty = torch.ones(2), torch.ones(3, 4), torch.ones(0)
+    assert op_corpus._first_and_largest([[small], [large, small], [large]]) == [0, 1]
+    assert op_corpus._first_and_largest([[large], [small], [empty]]) == [0]
+    assert op_corpus._first_and_largest([[small, 2.0], [small, "x"]]) == [0]
+    assert op_corpus._first_and_largest([]) == []
+
+
 @pytest.mark.parametrize(
     ("name", "rule"),
     # OpInfo runs the first two through wrapper_set_seed and marks the empty ops' results not
