@@ -277,6 +277,9 @@ def walk(
     # and the corpus's own arguments (CI time: each point is a compiled function).
     tensors = _tensors(call)
     base_dtype = str(tensors[0].ty.dtype) if tensors else "float32"
+    # A call without a floating tensor keeps its dtypes (_args): its own dtype alone.
+    floating = any(str(t.ty.dtype).startswith("float") for t in tensors)
+    dtypes = DTYPES if floating else (base_dtype,)
     # The call's own arguments: the base value of each attribute the call sets, else the first
     # form.
     base_combo = {
@@ -290,7 +293,7 @@ def walk(
             for k, v in combo.items()
             if v is not inspect.Parameter.empty
         )
-        for dtype in DTYPES:
+        for dtype in dtypes:
             if dtype != base_dtype and 0 < i < len(combos):
                 continue
             point = Point(op_name, kwargs, dtype)
@@ -369,7 +372,7 @@ def plan_op(
             # TVM saying the op does not take these arguments.
             expr = builder.normalize(function(*args, **kwargs))
         except REFUSALS as err:
-            refused[point] = f"{type(err).__name__}: {_last_sentence(str(err))}"
+            refused[point] = f"{type(err).__name__}: {last_sentence(str(err))}"
             continue
         if skip(point):
             continue
@@ -383,7 +386,7 @@ def plan_op(
     return OpPlan(op_name, points, shapes, refused, module)
 
 
-def _last_sentence(message: str) -> str:
+def last_sentence(message: str) -> str:
     """TVM's message without the traceback and the operator's repr it quotes."""
     line = message.strip().splitlines()[-1] if message.strip() else ""
     return line.rpartition(") ")[2] if line.startswith("ir.Op(") else line
@@ -895,6 +898,10 @@ DOMAINS: Mapping[str, Mapping[int, str]] = {
     "relax.cumprod": {0: "near_one"},
     "relax.gather_elements": {1: "index"},
     "relax.nn.nll_loss": {1: "index"},  # a class of the predictions
+    "relax.one_hot": {0: "index"},
+    # A shift by a negative count, or by the width or more, is undefined (C's rule).
+    "relax.left_shift": {1: "non_negative"},
+    "relax.right_shift": {1: "non_negative"},
 }
 
 
@@ -1100,6 +1107,126 @@ def _divide(x1: Any, x2: Any) -> Any:
     return _exact(lambda a, b: torch.div(a, b, rounding_mode="trunc"))(x1, x2)
 
 
+def _repeat(data: Any, repeats: int, axis: Any = None) -> Any:
+    """numpy.repeat: each element ``repeats`` times along ``axis``; without one, of the
+    flattened tensor."""
+    import torch
+
+    if axis is None:
+        return torch.repeat_interleave(data.reshape(-1), repeats)
+    return torch.repeat_interleave(data, repeats, dim=axis % data.dim())
+
+
+def _collapse_sum(data: Any, shape: Any) -> Any:
+    """The sum of ``data`` down to ``shape`` (the inverse of broadcasting it there)."""
+    shape = [int(d) for d in shape]
+    lead = data.dim() - len(shape)
+    out = data.sum(dim=tuple(range(lead))) if lead else data
+    dims = tuple(d for d, n in enumerate(shape) if n == 1 and out.shape[d] != 1)
+    return out.sum(dim=dims, keepdim=True) if dims else out
+
+
+def _collapse_sum_like(data: Any, collapse_target: Any) -> Any:
+    return _exact(lambda d: _collapse_sum(d, collapse_target.shape))(data)
+
+
+def _eye_like(x: Any, k: Any = 0, dtype: Any = None) -> Any:
+    """ones on the k-th diagonal of a matrix of ``x``'s shape, in ``dtype`` (x's if None)."""
+    import torch
+
+    n, m = x.shape
+    out = (torch.arange(m)[None, :] - torch.arange(n)[:, None]) == int(k)
+    return out.to(x.dtype if dtype in (None, "") else getattr(torch, str(dtype)))
+
+
+def _rms_norm(data: Any, weight: Any, axes: Any = -1, epsilon: float = 1e-5) -> Any:
+    dims = _positive_axes(axes, data.dim())
+    return data / (data.pow(2).mean(dim=dims, keepdim=True) + epsilon).sqrt() * weight
+
+
+def _cross_entropy_with_logits(predictions: Any, labels: Any) -> Any:
+    """Relax's cross_entropy_with_logits (its documentation): -sum(predictions * labels), over
+    the batch size (the first axis) for a tensor of rank 2 or more."""
+    total = -(predictions * labels).sum()
+    return total / predictions.shape[0] if predictions.dim() > 1 else total
+
+
+def _dropout(data: Any, rate: float = 0.5) -> Any:
+    """Dropout at inference (a built module does not train): the input, and a mask of ones."""
+    import torch
+
+    return data.clone(), torch.ones_like(data)
+
+
+def _nonzero(x: Any) -> Any:
+    """numpy.nonzero stacked: (rank, count) int64 indices of the nonzero elements."""
+    import torch
+
+    return torch.nonzero(x).T.contiguous()
+
+
+def _one_hot(
+    indices: Any, on_value: Any, off_value: Any, depth: int, axis: int = -1
+) -> Any:  # fmt: skip
+    import torch
+
+    # By comparison, not torch's one_hot, whose range check reads the data (no traced graph).
+    hot = indices.unsqueeze(-1) == torch.arange(depth)
+    on = torch.full(hot.shape, on_value, dtype=torch.float64)
+    out = torch.where(hot, on, torch.full(hot.shape, off_value, dtype=torch.float64))
+    return out.movedim(-1, axis % out.dim())
+
+
+def _size(x: Any) -> Any:
+    import torch
+
+    return torch.tensor(x.numel(), dtype=torch.int64)
+
+
+def _sort(x: Any, axis: int = -1, descending: bool = False) -> Any:
+    import torch
+
+    return _exact(lambda t: torch.sort(t, dim=axis, descending=descending, stable=True).values)(x)
+
+
+def _argsort(data: Any, axis: int = -1, descending: bool = False, dtype: Any = "int32") -> Any:
+    """torch's stable argsort: ties keep their order."""
+    import torch
+
+    work = data if data.is_floating_point() else data.to(torch.float64)
+    out = torch.argsort(work, dim=axis, descending=descending, stable=True)
+    return out.to(getattr(torch, str(dtype)))
+
+
+def _topk(
+    data: Any, k: int = 1, axis: int = -1, ret_type: str = "both", largest: bool = True,
+    dtype: Any = "int32",
+) -> Any:  # fmt: skip
+    """The k largest (smallest) along ``axis`` in order, by a stable sort: ties in their order."""
+    import torch
+
+    work = data if data.is_floating_point() else data.to(torch.float64)
+    order = torch.argsort(work, dim=axis, descending=largest, stable=True).narrow(axis, 0, k)
+    values = torch.gather(data, axis % data.dim(), order)
+    indices = order.to(getattr(torch, str(dtype)))
+    return {"both": (values, indices), "values": values, "indices": indices}[ret_type]
+
+
+def _ewise_fma(x1: Any, x2: Any, x3: Any) -> Any:
+    return _exact(lambda a, b, c: a * b + c)(x1, x2, x3)
+
+
+def _bitwise(name: str) -> Callable[..., Any]:
+    """torch's bitwise op of the name (integer and bool tensors; torch refuses floats)."""
+
+    def run(*tensors: Any) -> Any:
+        import torch
+
+        return getattr(torch, name)(*tensors)
+
+    return run
+
+
 # The reference of each walked op: a torch callable with Relax's semantics (the op's tensor
 # arguments, then its keywords, as the Python op function takes them), evaluated in float64 by
 # tvm_conformance.numerics. An op the frontends start to emit needs its entry here; the test
@@ -1232,6 +1359,38 @@ REFERENCES: Mapping[str, Callable[..., Any]] = {
     "relax.gather_elements": _gather_elements,
     "relax.nn.nll_loss": _nll_loss,
     "relax.full_like": _full_like,
+    # Ops no frontend emits, from a base call synthesized from the op's signature
+    # (tvm_conformance.relax_registry, issue 69).
+    "relax.repeat": _repeat,
+    "relax.flatten": _exact(lambda x: x.reshape(-1)),
+    "relax.nn.batch_flatten": _exact(lambda x: x.reshape(x.shape[0], -1)),
+    "relax.collapse_sum_like": _collapse_sum_like,
+    "relax.collapse_sum_to": lambda data, shape: _exact(lambda d: _collapse_sum(d, shape))(data),
+    "relax.eye_like": _eye_like,
+    "relax.nn.gelu_tanh": _torch("nn.functional.gelu", approximate="tanh"),
+    "relax.nn.conv3d_transpose": _conv_transpose(3),
+    "relax.nn.rms_norm": _rms_norm,
+    "relax.nn.cross_entropy_with_logits": _exact(_cross_entropy_with_logits),
+    "relax.nn.dropout": _dropout,
+    "relax.nonzero": _nonzero,
+    "relax.one_hot": _one_hot,
+    "relax.size": _size,
+    "relax.sort": _sort,
+    "relax.argsort": _argsort,
+    "relax.topk": _topk,
+    "relax.ewise_fma": _ewise_fma,
+    "relax.wrap_param": _astype,
+    **{
+        f"relax.{n}": _bitwise(t)
+        for n, t in (
+            ("bitwise_and", "bitwise_and"),
+            ("bitwise_or", "bitwise_or"),
+            ("bitwise_xor", "bitwise_xor"),
+            ("bitwise_not", "bitwise_not"),
+            ("left_shift", "bitwise_left_shift"),
+            ("right_shift", "bitwise_right_shift"),
+        )
+    },  # fmt: skip
 }
 
 # Ops the collection finds with a static base call and a legalization but the walk does not drive
@@ -1257,4 +1416,17 @@ UNREFERENCED: Mapping[str, str] = {
     "relax.nn.group_norm": "no reference adapter yet (num_groups, channel_axis)",
     "relax.nn.instance_norm": "no reference adapter yet (channel_axis)",
     "relax.nn.attention": "no reference adapter yet (BSNH layout, causal masks)",
+    # Registered ops no frontend emits (issue 69): a base call synthesized from the signature,
+    # not walked yet.
+    "relax.nn.attention_var_len": "no reference adapter yet (variable-length sequences: "
+    "seqstart offsets and maximum lengths as tensors)",
+    "relax.unique": "sorted=False's order and the return_index / return_inverse / "
+    "return_counts tuple outputs: no reference adapter yet",
+    "relax.gather_nd": _INDICES,
+    "relax.scatter_nd": _INDICES,
+    "relax.dynamic_strided_slice": "begin / end / strides as tensors: the walk's inputs do "
+    "not keep them in range yet",
+    "relax.reverse_sequence": "sequence lengths as a tensor: the walk's inputs do not keep "
+    "them in range yet",
+    "relax.vision.get_valid_counts": "box data (score and id columns): no reference adapter yet",
 }
