@@ -496,6 +496,19 @@ def test_every_registered_op_is_classified(target: str) -> None:
     assert not stale, f"exclusions naming no registered op: {stale}"
 
 
+def test_synthesized_base_calls_are_stable(target: str) -> None:
+    """A base call synthesized from a signature is the same call when synthesized again (the
+    walk's pinned point ids and CI's cases rely on it), and relax.repeat's is the call without
+    an axis (numpy.repeat's flattening form is its own call, walked in both exec modes)."""
+    for op, call in _synthesized().items():
+        again, why = relax_registry.synthesized_call(op)
+        assert (call is None) == (again is None), f"{op}: {why}"
+        if call is not None:
+            tvm.ir.assert_structural_equal(call, again, map_free_vars=True)
+    repeat = _synthesized()["relax.repeat"]
+    assert repeat is not None and repeat.attrs.axis is None
+
+
 @pytest.mark.parametrize(
     "op", [op for op in relax_registry.registered_ops() if relax_registry.exclusion(op)]
 )
