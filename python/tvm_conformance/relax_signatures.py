@@ -52,11 +52,6 @@ def python_op(op_name: str) -> Callable[..., Any]:
     return obj
 
 
-def legalized(op_name: str) -> bool:
-    """True if the default pipeline legalizes ``op_name`` (it has an ``FLegalize``)."""
-    return tvm.ir.Op.get(op_name).get_attr("FLegalize") is not None
-
-
 def corpus_calls(modules: Iterable[tvm.IRModule]) -> dict[str, relax.Call]:
     """The first call of each operator in ``modules`` whose arguments are static (a base for
     the walk), of rank 2 for an op with an axis argument (else 1) where one is."""
