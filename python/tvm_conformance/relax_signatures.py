@@ -1,10 +1,11 @@
 """Relax operators driven by their Python signatures: every argument form, every dtype.
 
-The operators come from modules others import (the frontend tests' PyTorch models and the op
-corpus's OpInfo / ModuleInfo samples through the Relax frontends: ``corpus_calls``); for each
-operator the default pipeline legalizes, one call found there is the base (its arguments:
-tensors' shapes, shapes, constants, tuples of tensors, and its attributes), and the operator's
-Python signature (``inspect.signature(tvm.relax.op.<name>)``) is walked from it:
+The operators are TVM's registered ones (tvm_conformance.relax_registry); for each, one call
+is the base (its arguments: tensors' shapes, shapes, constants, tuples of tensors, and its
+attributes): the first found in modules others import (the frontend tests' PyTorch models and
+the op corpus's OpInfo / ModuleInfo samples through the Relax frontends: ``corpus_calls``), else
+one synthesized from the signature (``relax_registry.synthesized_call``); the operator's Python
+signature (``inspect.signature(tvm.relax.op.<name>)``) is walked from it:
 
 - each argument with a default: omitted; ``None`` where its annotation admits None;
 - an axis argument (``axis`` / ``axes``): every axis as a non-negative and a negative int where
@@ -1224,8 +1225,8 @@ def _bitwise(name: str) -> Callable[..., Any]:
 
 # The reference of each walked op: a torch callable with Relax's semantics (the op's tensor
 # arguments, then its keywords, as the Python op function takes them), evaluated in float64 by
-# tvm_conformance.numerics. An op the frontends start to emit needs its entry here; the test
-# of the walk names any op without one.
+# tvm_conformance.numerics. An op the frontends start to emit, or TVM starts to register, needs
+# its entry here (or a reason in UNREFERENCED); the test of the walk names any op with neither.
 REFERENCES: Mapping[str, Callable[..., Any]] = {
     "relax.add": _exact(_torch("add")),
     "relax.multiply": _exact(_torch("mul")),
@@ -1388,9 +1389,9 @@ REFERENCES: Mapping[str, Callable[..., Any]] = {
     },  # fmt: skip
 }
 
-# Ops the collection finds with a static base call and a legalization but the walk does not drive
-# yet, each with the reason (//python/tests/relax:op_signatures_test shows each as a skip and fails
-# on an op with neither a reference nor a reason).
+# Ops with a base call (collected or synthesized) that the walk does not drive yet, each with the
+# reason (//python/tests/relax:op_signatures_test shows each as a skip and fails on an op with
+# neither a reference nor a reason).
 _INDICES = "an integer tensor of indices: the walk's inputs do not keep indices in range yet"
 _NO_TENSOR = "no tensor argument (a creation op): no reference adapter yet"
 _WINDOW = "no reference adapter yet (layouts and window arithmetic of the N-d form)"
