@@ -99,10 +99,10 @@ def corpus_file() -> dict[str, Any]:
 
 @cache
 def corpus() -> tuple[dict[str, relax.Call], set[str]]:
-    """The base call of every op walked from one: the legalized ops the frontend tests and the
-    op corpus emit (their first call), then every other op TVM registers that a user calls
-    (relax_registry: a call synthesized from its signature); and every op name collected or
-    registered."""
+    """The base call of every op walked from one: the ops the frontend tests and the op corpus
+    emit (their first call with static arguments), then every other op TVM registers that a
+    user calls (relax_registry: a call synthesized from its signature); and every op name
+    collected or registered."""
     data = corpus_file()
     calls = {op: relax_signatures.call_from_record(op, r) for op, r in data["ops"].items()}
     for op, call in _synthesized().items():
@@ -260,8 +260,7 @@ KNOWN: dict[str, tuple[Callable[[relax_signatures.Point], bool], type | None, st
         lambda p: p.op in ("relax.ewise_fma", "relax.wrap_param"),
         tvm.error.InternalError,
         r"(?s).*CodeGenVM(TIR)? cannot (emit this Relax operator directly|handle this "
-        r"intrinsic now)"
-        r".*(R|relax)\.(ewise_fma|wrap_param).*",
+        r"intrinsic now).*(R|relax)\.(ewise_fma|wrap_param).*",
         VmCodegenMissing,
     ),
     "relax-bitwise-float-build-fails": (
