@@ -5,9 +5,11 @@
 
 An op no frontend emits gets a base call synthesized from its Python signature
 (``synthesized_call``): its required tensor parameters a small tensor each, of the first rank,
-shape pattern and dtype (in a fixed order) that TVM's struct-info inference accepts; its other
-required parameters the value ``REQUIRED_VALUES`` names for them; every other argument omitted
-(its default). The walk's forms (axis, keepdims, dtypes) then start from that call.
+shape pattern and dtype (in a fixed order) that TVM's struct-info inference accepts; a required
+``shape`` the first tensor's shape (a creation op's: the candidate rank's), ``dtype`` the
+candidate dtype, its other required parameters the value ``REQUIRED_VALUES`` names for them;
+every other argument omitted (its default). The walk's forms (axis, keepdims, dtypes) then
+start from that call.
 
     synthesized_call("relax.repeat")   # R.repeat(a0: Tensor((2, 3), "float32"), 2)
 """
@@ -63,7 +65,8 @@ EXCLUDED: dict[str, str] = {
 }
 
 # The value of a required non-tensor parameter a synthesized call passes, by name ("shape": the
-# first tensor's shape); an op with a required parameter named in neither is not synthesized.
+# candidate rank's shape, "dtype": the candidate dtype); an op with a required parameter named
+# in neither is not synthesized.
 REQUIRED_VALUES: dict[str, Any] = {"repeats": 2, "depth": 3, "on_value": 1.0, "off_value": 0.0}
 # The candidates, in order: dtypes, then ranks (2 first: an axis has two to walk), then the
 # shapes of the tensors after the first (the same, its last axis, its first axis, 0-d; or every
@@ -121,26 +124,30 @@ def synthesized_call(op_name: str) -> tuple[relax.Call | None, str]:
     except (AttributeError, TypeError, ValueError):
         return None, "no Python op function in tvm.relax.op"
     tensors = [p for p in params if _is_tensor(p)]
-    if not tensors:
+    others = [p for p in params if p.default is inspect.Parameter.empty and p not in tensors]
+    unknown = [p.name for p in others if p.name not in (*REQUIRED_VALUES, "shape", "dtype")]
+    if not tensors and (unknown or not others):
         return None, (
             "no required parameter the synthesis takes for a tensor (annotated Expr, or "
-            f"unannotated and named {' / '.join(_TENSOR_NAMES)}): a creation op, or a "
-            "signature without annotations"
+            f"unannotated and named {' / '.join(_TENSOR_NAMES)}) and no shape: a creation op "
+            f"with other arguments ({unknown}), or a signature without annotations"
         )
-    others = [p for p in params if p.default is inspect.Parameter.empty and p not in tensors]
-    unknown = [p.name for p in others if p.name not in (*REQUIRED_VALUES, "shape")]
     if unknown:
         return None, f"required parameters the synthesis gives no value: {unknown}"
     last = ""
     for dtype in _DTYPES:
         for rank in _RANKS:
-            for shapes in _shapes(rank, len(tensors)):
+            for shapes in _shapes(rank, max(1, len(tensors))):
                 args = {
                     p.name: relax.Var(f"a{i}", relax.TensorType(s, dtype))
-                    for i, (p, s) in enumerate(zip(tensors, shapes, strict=True))
+                    for i, (p, s) in enumerate(zip(tensors, shapes[: len(tensors)], strict=True))
                 }
                 for p in others:
-                    args[p.name] = shapes[0] if p.name == "shape" else REQUIRED_VALUES[p.name]
+                    if p.name in ("shape", "dtype"):
+                        # The first tensor's shape (a creation op's: the candidate's), the dtype.
+                        args[p.name] = shapes[0] if p.name == "shape" else dtype
+                    else:
+                        args[p.name] = REQUIRED_VALUES[p.name]
                 ordered = [args[p.name] for p in params if p.name in args]
                 try:
                     call = relax.BlockBuilder().normalize(function(*ordered))

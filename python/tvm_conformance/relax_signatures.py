@@ -1212,6 +1212,46 @@ def _ewise_fma(x1: Any, x2: Any, x3: Any) -> Any:
     return _exact(lambda a, b, c: a * b + c)(x1, x2, x3)
 
 
+def _torch_dtype(dtype: Any) -> Any:
+    import torch
+
+    return getattr(torch, str(dtype))
+
+
+def _filled(fill: int) -> Callable[..., Any]:
+    """R.zeros / R.ones: a tensor of ``shape`` in ``dtype``, ``fill`` everywhere."""
+
+    def run(shape: Any, dtype: Any) -> Any:
+        import torch
+
+        return torch.full([int(d) for d in shape], fill, dtype=_torch_dtype(dtype))
+
+    return run
+
+
+def _full(shape: Any, fill_value: Any, dtype: Any = None) -> Any:
+    """R.full: ``fill_value`` (0-d) everywhere, in ``dtype`` (fill_value's if None)."""
+    out = fill_value if dtype in (None, "") else fill_value.to(_torch_dtype(dtype))
+    return out.expand([int(d) for d in shape]).clone()
+
+
+def _arange(start: Any, end: Any = None, step: Any = 1, dtype: Any = None) -> Any:
+    """numpy.arange: [0, start) with one bound; ``dtype`` None: the bounds' (int64 for ints)."""
+    import torch
+
+    begin, stop = (0, start) if end is None else (start, end)
+    out = torch.arange(begin, stop, step)
+    return out if dtype in (None, "") else out.to(_torch_dtype(dtype))
+
+
+def _eye(n: Any, m: Any = None, k: Any = 0, dtype: Any = "float32") -> Any:
+    """ones on the k-th diagonal of an n x m matrix (n x n without m)."""
+    import torch
+
+    cols = n if m is None else m
+    return ((torch.arange(cols)[None, :] - torch.arange(n)[:, None]) == k).to(_torch_dtype(dtype))
+
+
 def _bitwise(name: str) -> Callable[..., Any]:
     """torch's bitwise op of the name (integer and bool tensors; torch refuses floats)."""
 
@@ -1375,6 +1415,12 @@ REFERENCES: Mapping[str, Callable[..., Any]] = {
     "relax.argsort": _argsort,
     "relax.topk": _topk,
     "relax.ewise_fma": _ewise_fma,
+    # Creation ops (no tensor argument but full's fill value): their own calls, in their dtype.
+    "relax.zeros": _filled(0),
+    "relax.ones": _filled(1),
+    "relax.full": _full,
+    "relax.arange": _arange,
+    "relax.eye": _eye,
     "relax.wrap_param": _astype,
     **{
         f"relax.{n}": _bitwise(t)
@@ -1393,13 +1439,8 @@ REFERENCES: Mapping[str, Callable[..., Any]] = {
 # reason (//python/tests/relax:op_signatures_test shows each as a skip and fails on an op with
 # neither a reference nor a reason).
 _INDICES = "an integer tensor of indices: the walk's inputs do not keep indices in range yet"
-_NO_TENSOR = "no tensor argument (a creation op): no reference adapter yet"
 _WINDOW = "no reference adapter yet (layouts and window arithmetic of the N-d form)"
 UNREFERENCED: Mapping[str, str] = {
-    "relax.arange": _NO_TENSOR,
-    "relax.eye": _NO_TENSOR,
-    "relax.full": _NO_TENSOR,
-    "relax.zeros": _NO_TENSOR,
     "relax.bucketize": "sorted boundaries: the walk's inputs are not sorted",
     "relax.scatter_elements": _INDICES,
     "relax.slice_scatter": "start / end / step constants: no reference adapter yet",
