@@ -359,10 +359,10 @@ DEVIATIONS: tuple[Deviation, ...] = (
         "(or are refused with a clear error when the call is made); so do R.subtract, "
         "R.maximum, R.minimum, R.greater(_equal), R.less(_equal), R.outer, R.square, "
         "R.divide, R.floor_divide, R.floor_mod and R.mod (the op corpus's ops), "
-        "R.nn.avg_pool1d/2d/3d, R.nn.adaptive_avg_pool2d and R.nn.nll_loss, and R.nn.conv1d, "
-        "R.nn.conv3d, "
-        "R.nn.conv1d_transpose and R.nn.conv2d_transpose with no out_dtype (with a float "
-        "out_dtype they build and compute).",
+        "R.nn.avg_pool1d/2d/3d, R.nn.adaptive_avg_pool2d and R.nn.nll_loss, R.cumsum and "
+        "R.cumprod (walked from the op registry, issue 69), and R.nn.conv1d, R.nn.conv3d, "
+        "R.nn.conv1d_transpose, R.nn.conv2d_transpose and R.nn.conv3d_transpose with no "
+        "out_dtype (with a float out_dtype they build and compute).",
         actual="relax.build raises InternalError 'Check failed: "
         "(t.MatchesCode(DLDataTypeCode::kDLFloat)) is false' while compiling them (TVM 0.27 "
         "with tvm-ffi 0.1.14 and 0.1.15, TVM 0.26); the four divisions say "
@@ -470,10 +470,93 @@ DEVIATIONS: tuple[Deviation, ...] = (
         tvm=">=0.26",
     ),
     Deviation(
+        id="relax-op-not-lowered-by-build",
+        area="relax",
+        expected="R.ewise_fma and R.wrap_param, registered ops with a Python function and a "
+        "struct-info inference that accepts the call, build with relax.build's default "
+        "pipeline (or are refused when the call is made).",
+        actual="relax.build raises InternalError from the VM's code generator: 'CodeGenVM "
+        "cannot emit this Relax operator directly' (CodeGenVMTIR in compiled mode; TVM 0.26: "
+        "'CodeGenVM cannot handle this intrinsic now'): no pass of the default pipeline lowers "
+        "them (TVM 0.27 "
+        "with tvm-ffi 0.1.14 and 0.1.15, TVM 0.26).",
+        raises="tvm_conformance.observed.VmCodegenMissing",
+        tests=(
+            "//python/tests/relax:op_signatures_test_llvm :: "
+            "test_known_deviation[llvm-relax-op-not-lowered-by-build-*]",
+        ),
+        tvm=">=0.26",
+    ),
+    Deviation(
+        id="relax-bitwise-float-build-fails",
+        area="relax",
+        expected="R.bitwise_and / R.bitwise_or / R.bitwise_xor / R.bitwise_not / R.left_shift "
+        "/ R.right_shift of float tensors (and the shifts of bool tensors), which their "
+        "struct-info inference accepts, are refused when the call is made, or build.",
+        actual="relax.build raises InternalError 'Expected integer argument as LHS of & "
+        "operator (bitwise AND)' (|, ^, <<, >>; ~: 'Expected integer or boolean argument for ~ "
+        "operator') while compiling the legalized TIR (TVM 0.27 "
+        "with tvm-ffi 0.1.14 and 0.1.15, TVM 0.26).",
+        raises="tvm_conformance.observed.DtypeBuildFailed",
+        tests=(
+            "//python/tests/relax:op_signatures_test_llvm :: "
+            "test_known_deviation[llvm-relax-bitwise-float-build-fails-*]",
+        ),
+        tvm=">=0.26",
+    ),
+    Deviation(
+        id="relax-int-cross-entropy-build-fails",
+        area="relax",
+        expected="R.nn.cross_entropy_with_logits of int32 / int64 tensors, which its "
+        "struct-info inference accepts, builds and gives -sum(predictions * labels) / batch "
+        "(its documented formula, truncated), or is refused when the call is made (bool: "
+        "relax-bool-negation-out-of-range).",
+        actual="relax.build raises RuntimeError 'TVM supports multiple types of integer "
+        "divisions, please call div, indexdiv/indexmod, floordiv/floormod  or truncdiv/truncmod "
+        "directly' while legalizing it (TVM 0.27 with tvm-ffi 0.1.14 and 0.1.15, TVM 0.26).",
+        raises="tvm_conformance.observed.DtypeBuildFailed",
+        tests=(
+            "//python/tests/relax:op_signatures_test_llvm :: "
+            "test_known_deviation[llvm-relax-int-cross-entropy-build-fails-*]",
+        ),
+        tvm=">=0.26",
+    ),
+    Deviation(
+        id="relax-one-hot-negative-axis",
+        area="relax",
+        expected="R.one_hot with a negative axis other than -1 (its signature takes an int; "
+        "the struct-info inference accepts -2 for 2-d indices) builds and puts the new axis "
+        "where numpy's moveaxis would.",
+        actual="relax.build raises IndexError 'Index 2 out of bounds 2' while legalizing it: "
+        "the axis is not normalized (TVM 0.27 with tvm-ffi 0.1.14 and 0.1.15, TVM 0.26).",
+        raises="tvm_conformance.observed.NegativeAxisLegalizeFailed",
+        tests=(
+            "//python/tests/relax:op_signatures_test_llvm :: "
+            "test_known_deviation[llvm-relax-one-hot-negative-axis-*]",
+        ),
+        tvm=">=0.26",
+    ),
+    Deviation(
+        id="relax-bool-sort-unsupported",
+        area="relax",
+        expected="R.sort, R.argsort and R.topk of a bool tensor, which their struct-info "
+        "inference accepts and relax.build builds, sort it as numpy does (False before True).",
+        actual="The built function raises InternalError 'Unsupported input dtype: bool' when "
+        "called: the runtime's sort kernel takes no bool (TVM 0.27 with tvm-ffi 0.1.14 and "
+        "0.1.15, TVM 0.26).",
+        raises="tvm_conformance.observed.DtypeRunFailed",
+        tests=(
+            "//python/tests/relax:op_signatures_test_llvm :: "
+            "test_known_deviation[llvm-relax-bool-sort-unsupported-*]",
+        ),
+        tvm=">=0.26",
+    ),
+    Deviation(
         id="relax-bool-negation-out-of-range",
         area="relax",
-        expected="R.negative and R.sign of a bool tensor, which their struct-info inference "
-        "accepts, build (or are refused when the call is made).",
+        expected="R.negative and R.sign of a bool tensor, and R.nn.cross_entropy_with_logits "
+        "of bool tensors (a negated sum), which their struct-info inference accepts, build (or "
+        "are refused when the call is made).",
         actual="relax.build raises ValueError '-1 exceeds range of bool' while legalizing "
         "them (TVM 0.27 / tvm-ffi 0.1.14, TVM 0.26).",
         raises="tvm_conformance.observed.BoolOpBuildFailed",

@@ -158,6 +158,21 @@ class LegalizationMissing(DeviationObserved):
     registered legalization calls a function TVM does not have."""
 
 
+class VmCodegenMissing(DeviationObserved):
+    """An op accepted by its struct-info inference failed to build in every form: the default
+    pipeline does not lower it, and the VM's code generator refuses the call."""
+
+
+class DtypeBuildFailed(DeviationObserved):
+    """An op accepted for a dtype by its struct-info inference failed to build in that dtype
+    (its legalization's TIR refuses the dtype: a bitwise op of floats, an integer division)."""
+
+
+class DtypeRunFailed(DeviationObserved):
+    """An op accepted for a dtype by its struct-info inference built, and its runtime kernel
+    refused the dtype when called."""
+
+
 class NegativeAxisLegalizeFailed(DeviationObserved):
     """An op given a negative axis, accepted by its struct-info inference, failed while the
     default pipeline legalized it (the legalizer did not normalize the axis)."""

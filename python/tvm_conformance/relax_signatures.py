@@ -1,10 +1,11 @@
 """Relax operators driven by their Python signatures: every argument form, every dtype.
 
-The operators come from modules others import (the frontend tests' PyTorch models and the op
-corpus's OpInfo / ModuleInfo samples through the Relax frontends: ``corpus_calls``); for each
-operator the default pipeline legalizes, one call found there is the base (its arguments:
-tensors' shapes, shapes, constants, tuples of tensors, and its attributes), and the operator's
-Python signature (``inspect.signature(tvm.relax.op.<name>)``) is walked from it:
+The operators are TVM's registered ones (tvm_conformance.relax_registry); for each, one call
+is the base (its arguments: tensors' shapes, shapes, constants, tuples of tensors, and its
+attributes): the first found in modules others import (the frontend tests' PyTorch models and
+the op corpus's OpInfo / ModuleInfo samples through the Relax frontends: ``corpus_calls``), else
+one synthesized from the signature (``relax_registry.synthesized_call``); the operator's Python
+signature (``inspect.signature(tvm.relax.op.<name>)``) is walked from it:
 
 - each argument with a default: omitted; ``None`` where its annotation admits None;
 - an axis argument (``axis`` / ``axes``): every axis as a non-negative and a negative int where
@@ -50,11 +51,6 @@ def python_op(op_name: str) -> Callable[..., Any]:
     for part in op_name.removeprefix("relax.").split("."):
         obj = getattr(obj, part)
     return obj
-
-
-def legalized(op_name: str) -> bool:
-    """True if the default pipeline legalizes ``op_name`` (it has an ``FLegalize``)."""
-    return tvm.ir.Op.get(op_name).get_attr("FLegalize") is not None
 
 
 def corpus_calls(modules: Iterable[tvm.IRModule]) -> dict[str, relax.Call]:
@@ -277,6 +273,9 @@ def walk(
     # and the corpus's own arguments (CI time: each point is a compiled function).
     tensors = _tensors(call)
     base_dtype = str(tensors[0].ty.dtype) if tensors else "float32"
+    # A call without a floating tensor keeps its dtypes (_args): its own dtype alone.
+    floating = any(str(t.ty.dtype).startswith("float") for t in tensors)
+    dtypes = DTYPES if floating else (base_dtype,)
     # The call's own arguments: the base value of each attribute the call sets, else the first
     # form.
     base_combo = {
@@ -290,7 +289,7 @@ def walk(
             for k, v in combo.items()
             if v is not inspect.Parameter.empty
         )
-        for dtype in DTYPES:
+        for dtype in dtypes:
             if dtype != base_dtype and 0 < i < len(combos):
                 continue
             point = Point(op_name, kwargs, dtype)
@@ -369,7 +368,7 @@ def plan_op(
             # TVM saying the op does not take these arguments.
             expr = builder.normalize(function(*args, **kwargs))
         except REFUSALS as err:
-            refused[point] = f"{type(err).__name__}: {_last_sentence(str(err))}"
+            refused[point] = f"{type(err).__name__}: {last_sentence(str(err))}"
             continue
         if skip(point):
             continue
@@ -383,7 +382,7 @@ def plan_op(
     return OpPlan(op_name, points, shapes, refused, module)
 
 
-def _last_sentence(message: str) -> str:
+def last_sentence(message: str) -> str:
     """TVM's message without the traceback and the operator's repr it quotes."""
     line = message.strip().splitlines()[-1] if message.strip() else ""
     return line.rpartition(") ")[2] if line.startswith("ir.Op(") else line
@@ -895,6 +894,10 @@ DOMAINS: Mapping[str, Mapping[int, str]] = {
     "relax.cumprod": {0: "near_one"},
     "relax.gather_elements": {1: "index"},
     "relax.nn.nll_loss": {1: "index"},  # a class of the predictions
+    "relax.one_hot": {0: "index"},
+    # A shift by a negative count, or by the width or more, is undefined (C's rule).
+    "relax.left_shift": {1: "non_negative"},
+    "relax.right_shift": {1: "non_negative"},
 }
 
 
@@ -1100,10 +1103,170 @@ def _divide(x1: Any, x2: Any) -> Any:
     return _exact(lambda a, b: torch.div(a, b, rounding_mode="trunc"))(x1, x2)
 
 
+def _repeat(data: Any, repeats: int, axis: Any = None) -> Any:
+    """numpy.repeat: each element ``repeats`` times along ``axis``; without one, of the
+    flattened tensor."""
+    import torch
+
+    if axis is None:
+        return torch.repeat_interleave(data.reshape(-1), repeats)
+    return torch.repeat_interleave(data, repeats, dim=axis % data.dim())
+
+
+def _collapse_sum(data: Any, shape: Any) -> Any:
+    """The sum of ``data`` down to ``shape`` (the inverse of broadcasting it there)."""
+    shape = [int(d) for d in shape]
+    lead = data.dim() - len(shape)
+    out = data.sum(dim=tuple(range(lead))) if lead else data
+    dims = tuple(d for d, n in enumerate(shape) if n == 1 and out.shape[d] != 1)
+    return out.sum(dim=dims, keepdim=True) if dims else out
+
+
+def _collapse_sum_like(data: Any, collapse_target: Any) -> Any:
+    return _exact(lambda d: _collapse_sum(d, collapse_target.shape))(data)
+
+
+def _eye_like(x: Any, k: Any = 0, dtype: Any = None) -> Any:
+    """ones on the k-th diagonal of a matrix of ``x``'s shape, in ``dtype`` (x's if None)."""
+    import torch
+
+    n, m = x.shape
+    out = (torch.arange(m)[None, :] - torch.arange(n)[:, None]) == int(k)
+    return out.to(x.dtype if dtype in (None, "") else getattr(torch, str(dtype)))
+
+
+def _rms_norm(data: Any, weight: Any, axes: Any = -1, epsilon: float = 1e-5) -> Any:
+    dims = _positive_axes(axes, data.dim())
+    return data / (data.pow(2).mean(dim=dims, keepdim=True) + epsilon).sqrt() * weight
+
+
+def _cross_entropy_with_logits(predictions: Any, labels: Any) -> Any:
+    """Relax's cross_entropy_with_logits (its documentation): -sum(predictions * labels), over
+    the batch size (the first axis) for a tensor of rank 2 or more."""
+    total = -(predictions * labels).sum()
+    return total / predictions.shape[0] if predictions.dim() > 1 else total
+
+
+def _dropout(data: Any, rate: float = 0.5) -> Any:
+    """Dropout at inference (a built module does not train): the input, and a mask of ones."""
+    import torch
+
+    return data.clone(), torch.ones_like(data)
+
+
+def _nonzero(x: Any) -> Any:
+    """numpy.nonzero stacked: (rank, count) int64 indices of the nonzero elements."""
+    import torch
+
+    return torch.nonzero(x).T.contiguous()
+
+
+def _one_hot(
+    indices: Any, on_value: Any, off_value: Any, depth: int, axis: int = -1
+) -> Any:  # fmt: skip
+    import torch
+
+    # By comparison, not torch's one_hot, whose range check reads the data (no traced graph).
+    hot = indices.unsqueeze(-1) == torch.arange(depth)
+    on = torch.full(hot.shape, on_value, dtype=torch.float64)
+    out = torch.where(hot, on, torch.full(hot.shape, off_value, dtype=torch.float64))
+    return out.movedim(-1, axis % out.dim())
+
+
+def _size(x: Any) -> Any:
+    import torch
+
+    return torch.tensor(x.numel(), dtype=torch.int64)
+
+
+def _sort(x: Any, axis: int = -1, descending: bool = False) -> Any:
+    import torch
+
+    return _exact(lambda t: torch.sort(t, dim=axis, descending=descending, stable=True).values)(x)
+
+
+def _argsort(data: Any, axis: int = -1, descending: bool = False, dtype: Any = "int32") -> Any:
+    """torch's stable argsort: ties keep their order."""
+    import torch
+
+    work = data if data.is_floating_point() else data.to(torch.float64)
+    out = torch.argsort(work, dim=axis, descending=descending, stable=True)
+    return out.to(getattr(torch, str(dtype)))
+
+
+def _topk(
+    data: Any, k: int = 1, axis: int = -1, ret_type: str = "both", largest: bool = True,
+    dtype: Any = "int32",
+) -> Any:  # fmt: skip
+    """The k largest (smallest) along ``axis`` in order, by a stable sort: ties in their order."""
+    import torch
+
+    work = data if data.is_floating_point() else data.to(torch.float64)
+    order = torch.argsort(work, dim=axis, descending=largest, stable=True).narrow(axis, 0, k)
+    values = torch.gather(data, axis % data.dim(), order)
+    indices = order.to(getattr(torch, str(dtype)))
+    return {"both": (values, indices), "values": values, "indices": indices}[ret_type]
+
+
+def _ewise_fma(x1: Any, x2: Any, x3: Any) -> Any:
+    return _exact(lambda a, b, c: a * b + c)(x1, x2, x3)
+
+
+def _torch_dtype(dtype: Any) -> Any:
+    import torch
+
+    return getattr(torch, str(dtype))
+
+
+def _filled(fill: int) -> Callable[..., Any]:
+    """R.zeros / R.ones: a tensor of ``shape`` in ``dtype``, ``fill`` everywhere."""
+
+    def run(shape: Any, dtype: Any) -> Any:
+        import torch
+
+        return torch.full([int(d) for d in shape], fill, dtype=_torch_dtype(dtype))
+
+    return run
+
+
+def _full(shape: Any, fill_value: Any, dtype: Any = None) -> Any:
+    """R.full: ``fill_value`` (0-d) everywhere, in ``dtype`` (fill_value's if None)."""
+    out = fill_value if dtype in (None, "") else fill_value.to(_torch_dtype(dtype))
+    return out.expand([int(d) for d in shape]).clone()
+
+
+def _arange(start: Any, end: Any = None, step: Any = 1, dtype: Any = None) -> Any:
+    """numpy.arange: [0, start) with one bound; ``dtype`` None: the bounds' (int64 for ints)."""
+    import torch
+
+    begin, stop = (0, start) if end is None else (start, end)
+    out = torch.arange(begin, stop, step)
+    return out if dtype in (None, "") else out.to(_torch_dtype(dtype))
+
+
+def _eye(n: Any, m: Any = None, k: Any = 0, dtype: Any = "float32") -> Any:
+    """ones on the k-th diagonal of an n x m matrix (n x n without m)."""
+    import torch
+
+    cols = n if m is None else m
+    return ((torch.arange(cols)[None, :] - torch.arange(n)[:, None]) == k).to(_torch_dtype(dtype))
+
+
+def _bitwise(name: str) -> Callable[..., Any]:
+    """torch's bitwise op of the name (integer and bool tensors; torch refuses floats)."""
+
+    def run(*tensors: Any) -> Any:
+        import torch
+
+        return getattr(torch, name)(*tensors)
+
+    return run
+
+
 # The reference of each walked op: a torch callable with Relax's semantics (the op's tensor
 # arguments, then its keywords, as the Python op function takes them), evaluated in float64 by
-# tvm_conformance.numerics. An op the frontends start to emit needs its entry here; the test
-# of the walk names any op without one.
+# tvm_conformance.numerics. An op the frontends start to emit, or TVM starts to register, needs
+# its entry here (or a reason in UNREFERENCED); the test of the walk names any op with neither.
 REFERENCES: Mapping[str, Callable[..., Any]] = {
     "relax.add": _exact(_torch("add")),
     "relax.multiply": _exact(_torch("mul")),
@@ -1232,19 +1395,52 @@ REFERENCES: Mapping[str, Callable[..., Any]] = {
     "relax.gather_elements": _gather_elements,
     "relax.nn.nll_loss": _nll_loss,
     "relax.full_like": _full_like,
+    # Ops no frontend emits, from a base call synthesized from the op's signature
+    # (tvm_conformance.relax_registry, issue 69).
+    "relax.repeat": _repeat,
+    "relax.flatten": _exact(lambda x: x.reshape(-1)),
+    "relax.nn.batch_flatten": _exact(lambda x: x.reshape(x.shape[0], -1)),
+    "relax.collapse_sum_like": _collapse_sum_like,
+    "relax.collapse_sum_to": lambda data, shape: _exact(lambda d: _collapse_sum(d, shape))(data),
+    "relax.eye_like": _eye_like,
+    "relax.nn.gelu_tanh": _torch("nn.functional.gelu", approximate="tanh"),
+    "relax.nn.conv3d_transpose": _conv_transpose(3),
+    "relax.nn.rms_norm": _rms_norm,
+    "relax.nn.cross_entropy_with_logits": _exact(_cross_entropy_with_logits),
+    "relax.nn.dropout": _dropout,
+    "relax.nonzero": _nonzero,
+    "relax.one_hot": _one_hot,
+    "relax.size": _size,
+    "relax.sort": _sort,
+    "relax.argsort": _argsort,
+    "relax.topk": _topk,
+    "relax.ewise_fma": _ewise_fma,
+    # Creation ops (no tensor argument but full's fill value): their own calls, in their dtype.
+    "relax.zeros": _filled(0),
+    "relax.ones": _filled(1),
+    "relax.full": _full,
+    "relax.arange": _arange,
+    "relax.eye": _eye,
+    "relax.wrap_param": _astype,
+    **{
+        f"relax.{n}": _bitwise(t)
+        for n, t in (
+            ("bitwise_and", "bitwise_and"),
+            ("bitwise_or", "bitwise_or"),
+            ("bitwise_xor", "bitwise_xor"),
+            ("bitwise_not", "bitwise_not"),
+            ("left_shift", "bitwise_left_shift"),
+            ("right_shift", "bitwise_right_shift"),
+        )
+    },  # fmt: skip
 }
 
-# Ops the collection finds with a static base call and a legalization but the walk does not drive
-# yet, each with the reason (//python/tests/relax:op_signatures_test shows each as a skip and fails
-# on an op with neither a reference nor a reason).
+# Ops with a base call (collected or synthesized) that the walk does not drive yet, each with the
+# reason (//python/tests/relax:op_signatures_test shows each as a skip and fails on an op with
+# neither a reference nor a reason).
 _INDICES = "an integer tensor of indices: the walk's inputs do not keep indices in range yet"
-_NO_TENSOR = "no tensor argument (a creation op): no reference adapter yet"
 _WINDOW = "no reference adapter yet (layouts and window arithmetic of the N-d form)"
 UNREFERENCED: Mapping[str, str] = {
-    "relax.arange": _NO_TENSOR,
-    "relax.eye": _NO_TENSOR,
-    "relax.full": _NO_TENSOR,
-    "relax.zeros": _NO_TENSOR,
     "relax.bucketize": "sorted boundaries: the walk's inputs are not sorted",
     "relax.scatter_elements": _INDICES,
     "relax.slice_scatter": "start / end / step constants: no reference adapter yet",
@@ -1257,4 +1453,17 @@ UNREFERENCED: Mapping[str, str] = {
     "relax.nn.group_norm": "no reference adapter yet (num_groups, channel_axis)",
     "relax.nn.instance_norm": "no reference adapter yet (channel_axis)",
     "relax.nn.attention": "no reference adapter yet (BSNH layout, causal masks)",
+    # Registered ops no frontend emits (issue 69): a base call synthesized from the signature,
+    # not walked yet.
+    "relax.nn.attention_var_len": "no reference adapter yet (variable-length sequences: "
+    "seqstart offsets and maximum lengths as tensors)",
+    "relax.unique": "sorted=False's order and the return_index / return_inverse / "
+    "return_counts tuple outputs: no reference adapter yet",
+    "relax.gather_nd": _INDICES,
+    "relax.scatter_nd": _INDICES,
+    "relax.dynamic_strided_slice": "begin / end / strides as tensors: the walk's inputs do "
+    "not keep them in range yet",
+    "relax.reverse_sequence": "sequence lengths as a tensor: the walk's inputs do not keep "
+    "them in range yet",
+    "relax.vision.get_valid_counts": "box data (score and id columns): no reference adapter yet",
 }

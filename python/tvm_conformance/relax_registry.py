@@ -1,0 +1,161 @@
+"""TVM's registry of Relax ops as the walk's reference: every registered ``relax.*`` op
+(``tvm.ir.Op.list_op_names()``) is walked, named as not walked yet with the reason
+(``relax_signatures.UNREFERENCED``), or excluded by name as no operator a user calls
+(``EXCLUDED``: the compiler's and the VM's internals, each with its reason).
+
+An op no frontend emits gets a base call synthesized from its Python signature
+(``synthesized_call``): its required tensor parameters a small tensor each, of the first rank,
+shape pattern and dtype (in a fixed order) that TVM's struct-info inference accepts; a required
+``shape`` the first tensor's shape (a creation op's: the candidate rank's), ``dtype`` the
+candidate dtype, its other required parameters the value ``REQUIRED_VALUES`` names for them;
+every other argument omitted (its default). The walk's forms (axis, keepdims, dtypes) then
+start from that call.
+
+    synthesized_call("relax.repeat")   # R.repeat(a0: Tensor((2, 3), "float32"), 2)
+"""
+
+from __future__ import annotations
+
+import inspect
+from collections.abc import Iterator
+from typing import Any
+
+import tvm
+from tvm import relax
+
+from tvm_conformance import relax_signatures
+
+# Registered ops that are no operator a user calls on tensors, by name or by prefix (ending in
+# "."), each with why; the test of the walk shows each as a skip with its reason.
+_CALLEE = "calls a function the caller supplies (a PrimFunc, a packed or Python function): the "
+_CALLEE += "callee computes, not the op; the kit's VM tests drive such calls"
+_CLOSURE = "a closure of the VM's calling convention (lambda lifting emits it): no tensor op"
+_SHAPE = "its result is a shape, not a tensor: nothing for a tensor reference to compare"
+_DEVICE = "places data on a virtual device of the module's global info: needs several devices"
+EXCLUDED: dict[str, str] = {
+    "relax.memory.": "memory planning's internals (StaticPlanBlockMemory's storage and views)",
+    "relax.vm.": "the VM's lowered instructions (VMBuiltinLower / VMShapeLower emit them)",
+    "relax.builtin.": "the builtin lowering's internals (alloc_tensor; stop_lift_params marks "
+    "LiftTransformParams' boundary)",
+    "relax.inspect.": "DLTensor field accessors the lowering emits; no Python op function",
+    "relax.dist.": "distributed sharding annotations (relax.distributed): need a device mesh; "
+    "no Python op function",
+    "relax.ccl.": "collective communication across workers (disco): needs several workers",
+    "relax.grad.": "the gradient pass's own ops (relax.transform.Gradient emits their calls; "
+    "checkpoints and no_grad mark its regions): no op of a model's forward code",
+    "relax.call_tir": _CALLEE,
+    "relax.call_tir_inplace": _CALLEE,
+    "relax.call_tir_with_grad": _CALLEE,
+    "relax.call_dps_packed": _CALLEE,
+    "relax.call_pure_packed": _CALLEE,
+    "relax.call_inplace_packed": _CALLEE,
+    "relax.call_builtin_with_ctx": _CALLEE,
+    "relax.call_py_func": _CALLEE,
+    "relax.invoke_closure": _CLOSURE,
+    "relax.invoke_pure_closure": _CLOSURE,
+    "relax.make_closure": _CLOSURE,
+    "relax.null_value": "the VM's null object: no tensor",
+    "relax.print": "a side effect (stdout), no tensor result",
+    "relax.assert_op": "a runtime check, no tensor result: //python/tests/relax:"
+    "vm_runtime_checks_test drives it (vm_assert_op_test.py)",
+    "relax.shape_of": _SHAPE,
+    "relax.tensor_to_shape": _SHAPE,
+    "relax.hint_on_device": _DEVICE,
+    "relax.to_vdevice": _DEVICE,
+}
+
+# The value of a required non-tensor parameter a synthesized call passes, by name ("shape": the
+# candidate rank's shape, "dtype": the candidate dtype); an op with a required parameter named
+# in neither is not synthesized.
+REQUIRED_VALUES: dict[str, Any] = {"repeats": 2, "depth": 3, "on_value": 1.0, "off_value": 0.0}
+# The candidates, in order: dtypes, then ranks (2 first: an axis has two to walk), then the
+# shapes of the tensors after the first (the same, its last axis, its first axis, 0-d; or every
+# tensor's every axis 2).
+_DTYPES = ("float32", "int64", "bool")
+_RANKS = (2, 1, 3, 4, 5, 0)
+_DIMS = (2, 3, 4, 5, 6)
+_TENSOR_NAMES = ("data", "x", "x1", "x2", "x3", "input_tensor")
+
+
+def registered_ops() -> list[str]:
+    """Every ``relax.*`` op TVM registers, sorted."""
+    return sorted(n for n in tvm.ir.Op.list_op_names() if n.startswith("relax."))
+
+
+def exclusion(op_name: str) -> str | None:
+    """Why ``op_name`` is no op a user calls (EXCLUDED, by name or prefix); None if it is one."""
+    if op_name in EXCLUDED:
+        return EXCLUDED[op_name]
+    for prefix, reason in EXCLUDED.items():
+        if prefix.endswith(".") and op_name.startswith(prefix):
+            return reason
+    return None
+
+
+def _is_tensor(param: inspect.Parameter) -> bool:
+    """A required parameter that takes a tensor: annotated ``Expr``, or unannotated with a
+    tensor's name (``data``, ``x``, ...)."""
+    if param.default is not inspect.Parameter.empty:
+        return False
+    annotation = param.annotation
+    if annotation is inspect.Parameter.empty:
+        return param.name in _TENSOR_NAMES
+    return annotation is tvm.ir.Expr or annotation in ("Expr", "relax.Expr")
+
+
+def _shapes(rank: int, count: int) -> Iterator[list[tuple[int, ...]]]:
+    """The candidate shapes of ``count`` tensors of the first's ``rank``."""
+    first = _DIMS[:rank]
+    rest = [first, first[-1:], first[:1], (), (2,) * rank]
+    seen = []
+    for shape in rest:
+        shapes = [first, *[shape] * (count - 1)] if shape != (2,) * rank else [shape] * count
+        if shapes not in seen:
+            seen.append(shapes)
+            yield shapes
+
+
+def synthesized_call(op_name: str) -> tuple[relax.Call | None, str]:
+    """A base call of ``op_name`` from its Python signature (module docstring), normalized,
+    and "" ; or None and why no call could be made."""
+    try:
+        function = relax_signatures.python_op(op_name)
+        params = list(inspect.signature(function).parameters.values())
+    except (AttributeError, TypeError, ValueError):
+        return None, "no Python op function in tvm.relax.op"
+    tensors = [p for p in params if _is_tensor(p)]
+    others = [p for p in params if p.default is inspect.Parameter.empty and p not in tensors]
+    unknown = [p.name for p in others if p.name not in (*REQUIRED_VALUES, "shape", "dtype")]
+    if not tensors and (unknown or not others):
+        return None, (
+            "no required parameter the synthesis takes for a tensor (annotated Expr, or "
+            f"unannotated and named {' / '.join(_TENSOR_NAMES)}) and no shape: a creation op "
+            f"with other arguments ({unknown}), or a signature without annotations"
+        )
+    if unknown:
+        return None, f"required parameters the synthesis gives no value: {unknown}"
+    last = ""
+    for dtype in _DTYPES:
+        for rank in _RANKS:
+            for shapes in _shapes(rank, max(1, len(tensors))):
+                args = {
+                    p.name: relax.Var(f"a{i}", relax.TensorType(s, dtype))
+                    for i, (p, s) in enumerate(zip(tensors, shapes[: len(tensors)], strict=True))
+                }
+                for p in others:
+                    if p.name in ("shape", "dtype"):
+                        # The first tensor's shape (a creation op's: the candidate's), the dtype.
+                        args[p.name] = shapes[0] if p.name == "shape" else dtype
+                    else:
+                        args[p.name] = REQUIRED_VALUES[p.name]
+                ordered = [args[p.name] for p in params if p.name in args]
+                try:
+                    call = relax.BlockBuilder().normalize(function(*ordered))
+                except (*relax_signatures.REFUSALS, IndexError) as err:
+                    last = f"{type(err).__name__}: {relax_signatures.last_sentence(str(err))}"
+                    continue
+                if isinstance(call, relax.Call) and getattr(call.op, "name", "") == op_name:
+                    return call, ""
+    if len(last) > 160:
+        last = last[:157] + "..."
+    return None, f"TVM's struct-info inference refused every synthesized call (last: {last})"
