@@ -710,6 +710,71 @@ class _Unit:
 
     mod: Any
     items: list[tuple[Case, list[Any], Result]]
+    # The tensors its function takes, where they are not its cases' own (a case split out of
+    # a batch's function takes the batch's: _split_unit).
+    inputs: list[Any] | None = None
+
+    def arguments(self) -> list[Any]:
+        """The tensors to call its function with."""
+        if self.inputs is not None:
+            return self.inputs
+        return [t for case, _, _ in self.items for t in case.inputs]
+
+
+def _split_unit(unit: _Unit) -> list[_Unit] | None:
+    """A batch's function as two, each computing half of its cases from their own inputs
+    (the other half's graph dropped by DeadCodeElimination): no export or decomposition
+    again. None where the function is not the batch's inputs in order, giving one flat tuple
+    of the cases' outputs."""
+    import tvm
+    from tvm import relax
+
+    main = unit.mod["main"]
+    body = main.body
+    counts = [len(refs) for _, refs, _ in unit.items]
+    arities = [len(case.inputs) for case, _, _ in unit.items]
+    last = body.blocks[-1].bindings[-1] if body.blocks and body.blocks[-1].bindings else None
+    if (
+        unit.inputs is not None
+        or len(main.params) != sum(arities)
+        or not isinstance(last, relax.VarBinding)
+        or not last.var.same_as(body.body)
+        or not isinstance(last.value, relax.Tuple)
+        or len(last.value.fields) != sum(counts)
+    ):
+        return None
+    half = len(unit.items) // 2
+    units = []
+    for items, lo, hi in ((unit.items[:half], 0, half), (unit.items[half:], half, len(counts))):
+        first, out_start = sum(arities[:lo]), sum(counts[:lo])
+        value = relax.Tuple(last.value.fields[out_start : out_start + sum(counts[lo:hi])])
+        # The tuple's type: `ty` from TVM 0.27, `struct_info` before.
+        info = value.ty if hasattr(value, "ty") else value.struct_info
+        out = relax.Var("gv", info)
+        block = body.blocks[-1]
+        block = type(block)([*block.bindings[:-1], relax.VarBinding(out, value)])
+        seq = relax.SeqExpr([*body.blocks[:-1], block], out)
+        part = tvm.IRModule(
+            {gv: f for gv, f in unit.mod.functions.items() if gv.name_hint != "main"}
+        )
+        part["main"] = relax.Function(main.params, seq, info, main.is_pure, main.attrs)
+        part = relax.transform.DeadCodeElimination(["main"])(part)
+        kept = part["main"]
+        # The half's own inputs only: what DCE left must use no other parameter.
+        params = main.params[first : first + sum(arities[lo:hi])]
+        func = relax.Function(params, kept.body, info, kept.is_pure, kept.attrs)
+        if relax.analysis.free_vars(func):
+            return None
+        part["main"] = func
+        units.append(_Unit(part, items))
+    return units
+
+
+# Cases per batch of an op the undecomposed import refused (run_cases' import_probed): a batch
+# whose build fails is built again in halves down to the case that fails, so a smaller batch
+# bounds that cost, and a larger one saves little (a decomposition costs ~0.4 s of CPU
+# whatever the graph).
+PROBED_BATCH = 16
 
 
 def run_cases(
@@ -778,6 +843,8 @@ def run_cases(
 
     def import_batch(items: list[tuple[Case, list[Any], Result]], frontend: str) -> list[_Unit]:
         # The decomposed path: one export of the whole batch; halves where it fails.
+        if not items:  # (an empty batch would fail, and halve, without end)
+            return []
         if len(items) == 1:
             unit = import_one(items[0], frontend)
             return [unit] if unit else []
@@ -792,9 +859,30 @@ def run_cases(
             half = len(items) // 2
             return import_batch(items[:half], frontend) + import_batch(items[half:], frontend)
 
+    def import_probed(items: list[tuple[Case, list[Any], Result]], frontend: str) -> list[_Unit]:
+        # Cases the undecomposed import refused, decomposed, per op: the op's first case
+        # alone; where it imports, the op's other cases in batches of PROBED_BATCH (the
+        # decomposition is what lets an op PyTorch's export keeps whole be imported: rot90's
+        # 204 samples 14 decompositions instead of 204); where it does not, each of them
+        # alone (a batch of refusals would cost a bisection).
+        by_name: dict[str, list[tuple[Case, list[Any], Result]]] = {}
+        for item in items:
+            by_name.setdefault(item[0].name, []).append(item)
+        found: list[_Unit] = []
+        for group in by_name.values():
+            first = import_one(group[0], frontend)
+            if first:
+                found.append(first)
+                for at in range(1, len(group), PROBED_BATCH):
+                    found += import_batch(group[at : at + PROBED_BATCH], frontend)
+            else:
+                found += [u for item in group[1:] if (u := import_one(item, frontend))]
+        return found
+
     units: list[tuple[_Unit, str]] = []
-    # The undecomposed import first: a case it cannot import is imported alone when
-    # decomposed too (one failure in a batch costs a bisection of decompositions).
+    # The undecomposed import first: a case it cannot import is imported decomposed apart
+    # from the others, its op's cases probed first (import_probed): one failure in a batch
+    # costs a bisection of decompositions.
     order = sorted(ready, key=lambda f: f != "exported_program_undecomposed")
     alone: set[int] = set()
     for frontend in order:
@@ -802,7 +890,9 @@ def run_cases(
         if frontend == "exported_program":
             batched = [i for i in items if id(i[0]) not in alone]
             units += [(u, frontend) for u in import_batch(batched, frontend)]
-            items = [i for i in items if id(i[0]) in alone]
+            probed = [i for i in items if id(i[0]) in alone]
+            units += [(u, frontend) for u in import_probed(probed, frontend)]
+            continue
         for item in items:
             if unit := import_one(item, frontend):
                 units.append((unit, frontend))
@@ -820,10 +910,15 @@ def run_cases(
         return relax.VirtualMachine(relax.build(merged, target, exec_mode=mode), tvm.cpu())
 
     def resplit(unit: _Unit, frontend: str, mode: str, message: str) -> None:
-        # A batch unit that failed to build or run: its cases again, in halves.
+        # A batch unit that failed to build or run: its function split in two halves of its
+        # cases (again where a half fails); where that cannot be done, imported again, in
+        # halves.
         if len(unit.items) == 1:
             result = unit.items[0][2]
             result.outcome, result.detail = "failing", message
+            return
+        if (parts := _split_unit(unit)) is not None:
+            run_batch([(u, frontend) for u in parts], mode)
             return
         half = len(unit.items) // 2
         for part in (unit.items[:half], unit.items[half:]):
@@ -850,11 +945,7 @@ def run_cases(
         for n, (unit, frontend) in enumerate(batch):
             _progress("batch" if len(unit.items) > 1 else f"case {unit.items[0][0].name}")
             try:
-                args = [
-                    tvm.runtime.tensor(_numpy(t), tvm.cpu())
-                    for case, _, _ in unit.items
-                    for t in case.inputs
-                ]
+                args = [tvm.runtime.tensor(_numpy(t), tvm.cpu()) for t in unit.arguments()]
                 actual = _to_numpy(vm[f"f{n}"](*args))
             except Exception as err:  # noqa: BLE001
                 resplit(unit, frontend, mode, f"run ({mode}): " + _message(err))

@@ -14,6 +14,7 @@ import pytest
 import torch
 
 from tvm_conformance import op_corpus
+from tvm_conformance.relax_vm import EXEC_MODES
 from tvm_conformance.runfiles import rlocation
 
 
@@ -142,6 +143,46 @@ def test_a_supported_op_is_correct_through_every_frontend() -> None:
     results = op_corpus.run_cases(op_corpus.op_cases("abs", dtypes=("float32",))[:1])
     assert {r.frontend: r.outcome for r in results} == dict.fromkeys(
         op_corpus.OP_FRONTENDS, "correct"
+    )
+
+
+def test_an_op_only_the_decomposition_imports_is_decomposed_once_for_its_cases(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # rot90: the undecomposed import refuses aten.rot90, the decomposed one takes it. Its
+    # cases share one decomposition after the first case's own (run_cases' import_probed),
+    # and each comes out as it does alone.
+    cases = op_corpus.op_cases("rot90", dtypes=("float32",), tier=False)[:6]
+    frontends = ("exported_program_undecomposed", "exported_program")
+    calls = []
+    decompose = torch.export.ExportedProgram.run_decompositions
+
+    def counted(self: torch.export.ExportedProgram, *args: object, **kwargs: object) -> object:
+        calls.append(1)
+        return decompose(self, *args, **kwargs)
+
+    monkeypatch.setattr(torch.export.ExportedProgram, "run_decompositions", counted)
+    together = op_corpus.run_cases(cases, frontends)
+    assert len(calls) == 2, f"{len(calls)} decompositions for {len(cases)} cases"
+    alone = [r for case in cases for r in op_corpus.run_cases([case], frontends)]
+    assert [dataclasses.astuple(r) for r in together] == [dataclasses.astuple(r) for r in alone]
+    assert {(r.frontend, r.outcome) for r in together} == {
+        ("exported_program_undecomposed", "refused"),
+        ("exported_program", "correct"),
+    }
+
+
+def test_a_case_split_out_of_a_batch_comes_out_as_it_does_alone() -> None:
+    # nanmean in bfloat16, decomposed: two cases the import refuses (the batch's import is
+    # halved), the others imported as one batch whose compiled build fails (the batch's
+    # function is split per case, run_cases' resplit), each case as it comes out alone.
+    cases = op_corpus.op_cases("nanmean", dtypes=("bfloat16",), tier=False)[:6]
+    frontends, modes = ("exported_program_undecomposed", "exported_program"), EXEC_MODES
+    together = op_corpus.run_cases(cases, frontends, exec_modes=modes)
+    alone = [r for case in cases for r in op_corpus.run_cases([case], frontends, exec_modes=modes)]
+    assert [dataclasses.astuple(r) for r in together] == [dataclasses.astuple(r) for r in alone]
+    assert any(r.detail.startswith("build (compiled)") for r in together), (
+        "no case failed to build: the split is not exercised (pick another op)"
     )
 
 
