@@ -710,15 +710,6 @@ class _Unit:
 
     mod: Any
     items: list[tuple[Case, list[Any], Result]]
-    # The tensors its function takes, where they are not its cases' own (a case split out of
-    # a batch's function takes the batch's: _split_unit).
-    inputs: list[Any] | None = None
-
-    def arguments(self) -> list[Any]:
-        """The tensors to call its function with."""
-        if self.inputs is not None:
-            return self.inputs
-        return [t for case, _, _ in self.items for t in case.inputs]
 
 
 def _split_unit(unit: _Unit) -> list[_Unit] | None:
@@ -735,8 +726,7 @@ def _split_unit(unit: _Unit) -> list[_Unit] | None:
     arities = [len(case.inputs) for case, _, _ in unit.items]
     last = body.blocks[-1].bindings[-1] if body.blocks and body.blocks[-1].bindings else None
     if (
-        unit.inputs is not None
-        or len(main.params) != sum(arities)
+        len(main.params) != sum(arities)
         or not isinstance(last, relax.VarBinding)
         or not last.var.same_as(body.body)
         or not isinstance(last.value, relax.Tuple)
@@ -945,7 +935,11 @@ def run_cases(
         for n, (unit, frontend) in enumerate(batch):
             _progress("batch" if len(unit.items) > 1 else f"case {unit.items[0][0].name}")
             try:
-                args = [tvm.runtime.tensor(_numpy(t), tvm.cpu()) for t in unit.arguments()]
+                args = [
+                    tvm.runtime.tensor(_numpy(t), tvm.cpu())
+                    for case, _, _ in unit.items
+                    for t in case.inputs
+                ]
                 actual = _to_numpy(vm[f"f{n}"](*args))
             except Exception as err:  # noqa: BLE001
                 resplit(unit, frontend, mode, f"run ({mode}): " + _message(err))
