@@ -22,9 +22,39 @@ EXEC_MODES: tuple[str, ...] = ("bytecode", "compiled")
 DEVIATIONS_FILE = Path(__file__).with_name("op_corpus_deviations.json")
 # The //... tier's chunks per kind (its test's shards; tools/expectations runs the same).
 TIER_CHUNKS: dict[str, int] = {"op": 7, "module": 3}
-# The whole corpus's (--config=op_corpus): finer chunks, each child with 3,000 s.
-FULL_CHUNKS: dict[str, int] = {"op": 60, "module": 6}
+# The whole corpus's (//python/tests/op_corpus:op_corpus_all_test, one chunk a shard): 128, fine
+# enough for a pool of workers (docs/remote.md), each child with 3,000 s.
+FULL_CHUNKS: dict[str, int] = {"op": 120, "module": 8}
 FULL_TIMEOUT = 3000.0
+
+
+def chunk_id(kind: str, shard: int, shards: int) -> str:
+    """A chunk's name: ``op-3of120``."""
+    return f"{kind}-{shard}of{shards}"
+
+
+def select_chunks(
+    chunks: Sequence[tuple[str, int, int]], part: str = "", names: str = ""
+) -> list[tuple[str, int, int]]:
+    """``chunks`` kept by ``part`` (``p/n``: every n-th from the p-th) and ``names`` (comma-
+    separated chunk ids); either empty keeps all. A malformed part or an unknown id raises
+    ValueError naming it."""
+    kept = list(chunks)
+    if part:
+        match = re.fullmatch(r"(\d+)/(\d+)", part.strip())
+        if not match or not int(match.group(1)) < int(match.group(2)):
+            raise ValueError(f"TVM_OP_CORPUS_PART={part!r}: expected p/n with 0 <= p < n")
+        kept = kept[int(match.group(1)) :: int(match.group(2))]
+    if names:
+        wanted = [n.strip() for n in names.split(",") if n.strip()]
+        known = {chunk_id(*c) for c in chunks}
+        if unknown := [n for n in wanted if n not in known]:
+            raise ValueError(
+                f"TVM_OP_CORPUS_CHUNKS: unknown chunk(s) {unknown}; the chunks are "
+                f"{chunk_id(*chunks[0])} ... {chunk_id(*chunks[-1])}"
+            )
+        kept = [c for c in kept if chunk_id(*c) in wanted]
+    return kept
 
 
 @dataclasses.dataclass

@@ -323,10 +323,10 @@ def time_floor(bazelw: list[str], targets: list[str]) -> Row:
     python = _venv_python(bazelw)
     starts = {kind: _start_seconds(python, code) for kind, code in _STARTS.items()}
     pattern = " + ".join(targets)
-    # The cuda variants are incompatible (not run) without --config=cuda.
-    py_tests = {
-        t for t in _query(bazelw, f"kind(py_test, tests({pattern}))") if not t.endswith("_cuda")
-    }
+    # The cuda variants are incompatible (not run) without --config=cuda; `manual` tests (the
+    # whole op corpus) are not in `//...`.
+    query = f'kind(py_test, tests({pattern})) except attr(tags, "\\bmanual\\b", {pattern})'
+    py_tests = {t for t in _query(bazelw, query) if not t.endswith("_cuda")}
     torch = py_tests & _query(
         bazelw, f'attr(env, "TVM_CONFORMANCE_TORCH.?.?.?1", kind(py_test, {pattern}))'
     )

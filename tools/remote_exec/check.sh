@@ -15,7 +15,8 @@
 #      (Bazel's execution log: `remotable` and not `remote`); prints Bazel's "N processes"
 #      line and the run's case counts.
 # Everything it started (casd, the shim, the clone's Bazel server) is stopped on exit, also on
-# failure; CHECK_KEEP_LOGS (a directory) keeps the logs. Network: 127.0.0.1 only.
+# failure; CHECK_KEEP_LOGS (a directory) keeps the logs, CHECK_KEEP_TESTLOGS the test logs and
+# outputs. Network: 127.0.0.1 only.
 set -euo pipefail
 
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
@@ -121,6 +122,11 @@ if [[ "$status" -eq 34 ]]; then
 fi
 set -e
 grep -E "^(INFO: [0-9]+ processes|INFO: Elapsed|Test cases|verdict: |ERROR: )" "$work/bazel.log" || true
+# CHECK_KEEP_TESTLOGS (a directory): the run's test logs and outputs, to compare with a local
+# run of the same targets (docs/remote.md: a slice of the whole op corpus).
+if [[ -n "${CHECK_KEEP_TESTLOGS:-}" ]]; then
+  mkdir -p "$CHECK_KEEP_TESTLOGS" && cp -rL "$clone/bazel-testlogs/." "$CHECK_KEEP_TESTLOGS"/ || true
+fi
 echo "check: ./bazelw test --config=remote_exec took $((SECONDS - start)) s (exit $status)"
 
 # Every spawn that could run remotely did (test results Bazel kept from earlier runs do not

@@ -19,6 +19,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import os
+import resource
 
 import pytest
 
@@ -26,19 +27,27 @@ import pytest
 from tvm_conformance import expectations
 from tvm_conformance import op_corpus_outcomes as outcomes
 
-# --config=op_corpus (.bazelrc) sets TVM_OP_CORPUS=all: every sample in every listed dtype,
-# through every frontend, in both exec modes (outside CI: hours; docs/op_corpus.md).
+# TVM_OP_CORPUS=all (set by :op_corpus_all_test, or by hand under plain pytest): every sample in
+# every listed dtype, through every frontend, in both exec modes (outside CI: hours;
+# docs/op_corpus.md).
 FULL = os.environ.get("TVM_OP_CORPUS", "") == "all"
-# Chunks per kind: each is one pytest case; in the tier, one Bazel shard each (BUILD.bazel's
-# shard_count is their total), sized so that none runs longer than 60 s on 2 cores. Each
-# chunk's child spends about 8 s importing torch and TVM and building PyTorch's corpus: fewer,
-# longer chunks. The whole corpus takes finer chunks (each child has 3,000 s), spread over the
-# same shards.
+# Chunks per kind: each is one pytest case and one Bazel shard (BUILD.bazel's shard_count is
+# their total), in the tier sized so that none runs longer than 60 s on 2 cores. Each chunk's
+# child spends about 4 s importing torch and TVM and building PyTorch's corpus: fewer, longer
+# chunks. The whole corpus takes 128 (each child has 3,000 s), for a pool of workers.
 CHUNKS = outcomes.FULL_CHUNKS if FULL else outcomes.TIER_CHUNKS
 # The expectations file of the tier (of the whole corpus: op_corpus_all, once written), per
 # lane (tvm_conformance/expectations/<lane>/).
 SUITE = "op_corpus_all" if FULL else "op_corpus_tier"
 CASES = [(kind, i, n) for kind, n in CHUNKS.items() for i in range(n)]
+# The whole corpus's 128 chunks are four Bazel targets of 32 shards (Bazel allows 50 a target):
+# TVM_OP_CORPUS_PART=p/4 keeps every fourth chunk from the p-th; TVM_OP_CORPUS_CHUNKS names
+# chunks (`op-3of120,module-0of8`: a slice, docs/remote.md). BUILD.bazel sets both.
+CASES = outcomes.select_chunks(
+    CASES,
+    os.environ.get("TVM_OP_CORPUS_PART", "") if FULL else "",
+    os.environ.get("TVM_OP_CORPUS_CHUNKS", "") if FULL else "",
+)
 # Bazel runs the tier's chunks as shards of //... (BUILD.bazel). Plain pytest of python/tests
 # leaves it out, visibly, unless asked for: its ten chunks cost three to four CPU minutes, which
 # CI spends in each lane's Bazel run already (TEST_TARGET is set when Bazel runs it).
@@ -49,10 +58,16 @@ pytestmark = pytest.mark.skipif(
 )
 
 
+def _children_cpu() -> float:
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
+
+
 @pytest.mark.parametrize(
-    ("kind", "shard", "shards"), CASES, ids=[f"{k}-{i}of{n}" for k, i, n in CASES]
+    ("kind", "shard", "shards"), CASES, ids=[outcomes.chunk_id(*c) for c in CASES]
 )
 def test_tier_chunk(kind: str, shard: int, shards: int) -> None:
+    cpu_before = _children_cpu()
     if FULL:
         run = outcomes.run_shard_isolated(
             kind, shard, shards, tier=False, exec_modes=outcomes.EXEC_MODES,
@@ -73,6 +88,8 @@ def test_tier_chunk(kind: str, shard: int, shards: int) -> None:
             "chunk": f"{kind}_{shard}of{shards}",
             "scope": "all" if FULL else "tier",
             "tvm": run.tvm,
+            # The chunk's CPU (its children's user + system): what a worker spends on it.
+            "cpu_s": round(_children_cpu() - cpu_before, 2),
             "scoreboard": outcomes.scoreboard(results),
             "worst": {" ".join(k): v for k, v in outcomes.worst_outcomes(results).items()},
         }
