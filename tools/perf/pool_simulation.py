@@ -10,7 +10,8 @@ the shards on W workers, each running one shard at a time:
 - `bound`: no schedule does better than the longest shard or the total over W.
 
 `--overhead-s` adds a fixed cost to every shard (a remote worker's set-up: fetching the inputs,
-starting the sandbox), measured from a remote run of a slice (docs/remote.md).
+starting the sandbox), measured from a remote run of a slice (docs/remote.md). `--times FILE`
+reads the shards' times from a JSON object instead (`{"op-3of120": 83.5, ...}`, seconds).
 
     python3 tools/perf/pool_simulation.py bazel-testlogs/python/tests/op_corpus \
         --workers 8 32 128 [--overhead-s 5] [--json out.json]
@@ -90,18 +91,38 @@ def read_shards(testlogs: Path) -> list[Shard]:
     return shards
 
 
+def read_times(path: Path) -> list[Shard]:
+    """Shards from a JSON object of name -> seconds, in its order; a time that is no
+    non-negative number raises ValueError naming the shard."""
+    data = json.loads(path.read_text())
+    if not isinstance(data, dict):
+        raise ValueError(f"{path}: expected a JSON object of shard -> seconds")
+    shards = []
+    for label, seconds in data.items():
+        if isinstance(seconds, bool) or not isinstance(seconds, int | float) or seconds < 0:
+            raise ValueError(f"{path}: shard {label!r} has no time in seconds: {seconds!r}")
+        shards.append(Shard(str(label), float(seconds), None))
+    return shards
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("testlogs", type=Path, help="the run's testlogs of the op corpus")
+    parser.add_argument("testlogs", type=Path, nargs="?", help="the run's testlogs")
+    parser.add_argument("--times", type=Path, help="a JSON object of shard -> seconds instead")
     parser.add_argument("--workers", type=int, nargs="+", default=[8, 32, 128])
     parser.add_argument("--overhead-s", type=float, default=0.0, help="added to every shard")
     parser.add_argument("--json", type=Path, help="write the figures here")
     args = parser.parse_args(argv)
-    if not args.testlogs.is_dir():
+    if (args.testlogs is None) == (args.times is None):
+        parser.error("give the testlogs or --times, one of them")
+    if args.times:
+        shards = read_times(args.times)
+    elif not args.testlogs.is_dir():
         parser.error(f"{args.testlogs} is not a directory")
-    shards = read_shards(args.testlogs)
+    else:
+        shards = read_shards(args.testlogs)
     if not shards:
-        parser.error(f"no test.xml under {args.testlogs}")
+        parser.error(f"no shard in {args.testlogs or args.times}")
     if bad := [w for w in args.workers if w < 1]:
         parser.error(f"workers must be at least 1: {bad}")
     times = [s.wall_s for s in shards]

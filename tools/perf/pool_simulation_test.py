@@ -69,3 +69,13 @@ def test_shards_are_read_in_part_then_shard_order(tmp_path: Path) -> None:
     shards = pool_simulation.read_shards(tmp_path)
     assert [(s.wall_s, s.cpu_s) for s in shards] == [(3.0, None), (7.5, 6.0), (4.0, 3.5)]
     assert shards[0].label == "op_corpus_all_part0_test/shard_2_of_32"
+
+
+def test_times_are_read_from_a_json_object(tmp_path: Path) -> None:
+    path = tmp_path / "times.json"
+    path.write_text(json.dumps({"op-1of120": 12.5, "module-0of8": 3}))
+    shards = pool_simulation.read_times(path)
+    assert [(s.label, s.wall_s) for s in shards] == [("op-1of120", 12.5), ("module-0of8", 3.0)]
+    path.write_text(json.dumps({"op-1of120": "slow"}))
+    with pytest.raises(ValueError, match="op-1of120"):
+        pool_simulation.read_times(path)
