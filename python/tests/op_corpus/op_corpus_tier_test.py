@@ -27,9 +27,9 @@ import pytest
 from tvm_conformance import expectations
 from tvm_conformance import op_corpus_outcomes as outcomes
 
-# TVM_OP_CORPUS=all (set by :op_corpus_all_test, or by hand under plain pytest): every sample in
-# every listed dtype, through every frontend, in both exec modes (outside CI: hours;
-# docs/op_corpus.md).
+# TVM_OP_CORPUS=all (set by the targets of :op_corpus_all, or by hand under plain pytest):
+# every sample in every listed dtype, through every frontend, in both exec modes (outside CI:
+# hours; docs/op_corpus.md).
 FULL = os.environ.get("TVM_OP_CORPUS", "") == "all"
 # Chunks per kind: each is one pytest case and one Bazel shard (BUILD.bazel's shard_count is
 # their total), in the tier sized so that none runs longer than 60 s on 2 cores. Each chunk's
