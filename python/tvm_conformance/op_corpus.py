@@ -29,6 +29,7 @@ needs neither torch nor TVM, re-exported here).
 from __future__ import annotations
 
 import contextlib
+import copy
 import dataclasses
 import functools
 import hashlib
@@ -36,6 +37,7 @@ import json
 import os
 import re
 import sys
+import warnings
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
@@ -387,6 +389,92 @@ def _marked_not_comparable(op: Any) -> bool:
     return False
 
 
+def _bool_parameters(op: Any) -> dict[str, tuple[int, bool]]:
+    """The op's bool parameters that have a default, by name: (position, counting the input
+    as 0; default). From its ATen schema (every overload that neither mutates nor writes an
+    ``out``), or, for an op with no ATen packet of its name (``nn.functional.*``), its Python
+    signature: the op's own reference for the values PyTorch's samples leave out."""
+    import inspect
+
+    found: dict[str, tuple[int, bool]] = {}
+    packet = getattr(torch.ops.aten, op.aten_name, None) if op.aten_name else None
+    if packet is not None:
+        for overload in packet.overloads():
+            schema = getattr(packet, overload)._schema
+            if schema.is_mutable or "out" in overload.split("_"):
+                continue
+            for position, arg in enumerate(schema.arguments):
+                if str(arg.type) == "bool" and arg.has_default_value():
+                    found.setdefault(arg.name, (position, bool(arg.default_value)))
+        return found
+    try:
+        params = list(inspect.signature(op.op).parameters.values())
+    except (TypeError, ValueError):  # a builtin with no signature: nothing to read
+        return found
+    for position, param in enumerate(params):
+        if isinstance(param.default, bool):
+            found[param.name] = (position, param.default)
+    return found
+
+
+# Bool parameters not varied, by name, and why: each changes nothing an inference run can
+# compare element by element.
+UNVARIED_PARAMETERS: dict[str, str] = {
+    "requires_grad": "autograd only: the corpus runs inference",
+    "sparse_grad": "autograd only: the corpus runs inference",
+    "sorted": "sorted=False leaves the order unspecified: no element-wise reference",
+}
+
+
+def _schema_variants(
+    op: Any, samples: Sequence[Any]
+) -> list[tuple[int, tuple[Any, ...], dict[str, Any], str]]:
+    """Samples with one bool parameter the samples never give its other value (topk's
+    ``largest=False``) set to it, one per such parameter: ``(sample index, args, kwargs,
+    label)``, the label ``v[largest=False]`` added to the case's sample class.
+    The sample is the one holding the most tensor elements that PyTorch runs with the value
+    (a variant PyTorch rejects in every sample, such as max.binary's ``keepdim``, which
+    belongs to another overload, is left out): deterministic, chosen by size then position."""
+    given: dict[str, set[bool]] = {}
+    bools = _bool_parameters(op)
+    for s in samples:
+        for key, (position, _) in bools.items():
+            if isinstance(s.kwargs.get(key), bool):
+                given.setdefault(key, set()).add(s.kwargs[key])
+            if 0 < position <= len(s.args) and isinstance(s.args[position - 1], bool):
+                given.setdefault(key, set()).add(s.args[position - 1])
+    sizes = [
+        sum(t.numel() for t in _tensors_of([s.input, *s.args, *s.kwargs.values()])) for s in samples
+    ]
+    by_size = sorted(range(len(samples)), key=lambda i: (-sizes[i], i))
+    variants = []
+    for key, (position, default) in sorted(bools.items()):
+        value = not default
+        if key in UNVARIED_PARAMETERS or value in given.get(key, set()):
+            continue
+        for i in by_size:
+            s = samples[i]
+            args, kwargs = list(s.args), dict(s.kwargs)
+            if 0 < position <= len(args):
+                # Given positionally: replaced where that position holds a bool, else the
+                # op's Python arguments do not line up with its schema here.
+                if not isinstance(args[position - 1], bool):
+                    continue
+                args[position - 1] = value
+            else:
+                kwargs[key] = value
+            try:  # on copies: an op may write to its input (`inplace=True`)
+                probe = copy.deepcopy((s.input, args, kwargs))
+                with torch.no_grad(), warnings.catch_warnings():
+                    warnings.simplefilter("ignore")
+                    op.op(probe[0], *probe[1], **probe[2])
+            except Exception:  # noqa: BLE001, S112 - PyTorch rejects it here: the next sample
+                continue
+            variants.append((i, tuple(args), kwargs, f"v[{key}={value}]"))
+            break
+    return variants
+
+
 def op_cases(name: str, *, dtypes: Sequence[str] = DTYPES, tier: bool = True) -> list[Case]:
     """The cases of OpInfo op ``name`` (``name.variant``): its CPU samples in each listed
     dtype (the tier's subset, or all)."""
@@ -418,16 +506,22 @@ def op_cases(name: str, *, dtypes: Sequence[str] = DTYPES, tier: bool = True) ->
                 if dtype == main
                 else _first_and_largest([[s.input, *s.args, *s.kwargs.values()] for s in samples])
             )
-        for i in keep:
+        picked = [(i, samples[i].args, samples[i].kwargs, "") for i in keep]
+        if tier and dtype == main:
+            # An argument the samples never vary, varied from the op's own signature; a
+            # variant's index follows the samples' (len(samples) + its rank).
+            picked += _schema_variants(op, samples)
+        for n, (i, s_args, s_kwargs, varied) in enumerate(picked):
             s = samples[i]
-            values = [s.input, *s.args]
+            values = [s.input, *s_args]
             counter = [0]
             args = tuple(_template(v, counter) for v in values)
-            kwargs = {k: _template(v, counter) for k, v in s.kwargs.items()}
-            inputs = tuple(_tensors_of([*values, *s.kwargs.values()]))
+            kwargs = {k: _template(v, counter) for k, v in s_kwargs.items()}
+            inputs = tuple(_tensors_of([*values, *s_kwargs.values()]))
             model = _op_model_class(len(inputs))(op.op, args, kwargs).eval()
-            klass = _sample_class(values, s.kwargs)
-            cases.append(Case("op", name, dtype, i, klass, model, inputs, seeded))
+            klass = _sample_class(values, s_kwargs) + varied
+            index = i if not varied else len(samples) + n - len(keep)
+            cases.append(Case("op", name, dtype, index, klass, model, inputs, seeded))
     return cases
 
 

@@ -101,6 +101,54 @@ def test_every_op_listing_a_scored_dtype_has_tier_cases() -> None:
         assert cases and all(c.dtype in ("int32", "int64", "bool") for c in cases), name
 
 
+def test_a_bool_the_samples_never_vary_is_varied_from_the_schema() -> None:
+    """topk's samples give ``largest`` only as True (issue 69): its ATen schema names it, with
+    its default, and the tier adds the sample with the most elements with it False."""
+    op = next(o for o in op_corpus.op_db() if op_corpus.op_name(o) == "topk")
+    schema = torch.ops.aten.topk.default._schema
+    want = {a.name: a.default_value for a in schema.arguments if str(a.type) == "bool"}
+    got = op_corpus._bool_parameters(op)
+    assert {k: d for k, (_, d) in got.items()} == want
+    assert {k: p for k, (p, _) in got.items()} == {
+        a.name: i for i, a in enumerate(schema.arguments) if a.name in want
+    }
+    samples = _op_samples("topk")
+    assert not any(s.kwargs.get("largest") is False for s in samples)
+    cases = [c for c in op_corpus.op_cases("topk") if "v[" in c.sample_class]
+    # `sorted` is not varied (UNVARIED_PARAMETERS: no element-wise reference for False).
+    assert [c.sample_class.split("v[")[1] for c in cases] == ["largest=False]"]
+    (case,) = cases
+    assert case.index >= len(samples)  # after the samples' own indices
+    sizes = [s.input.numel() for s in samples]
+    assert case.inputs[0].numel() == max(sizes)
+    # The case computes the k smallest (torch.sort's, ascending): largest=False took effect.
+    args = [op_corpus._fill(a, case.inputs) for a in case.model.args]
+    kwargs = {k: op_corpus._fill(v, case.inputs) for k, v in case.model.kwargs.items()}
+    assert kwargs.get("largest") is False
+    x, k = args[0], args[1]
+    dim = args[2] if len(args) > 2 else kwargs.get("dim", -1)
+    smallest = torch.sort(x, dim=dim).values.narrow(dim, 0, k)
+    assert not torch.equal(
+        smallest, torch.sort(x, dim=dim, descending=True).values.narrow(dim, 0, k)
+    )
+    assert torch.equal(case.model(*case.inputs)[0], smallest)
+
+
+def test_a_bool_variant_pytorch_rejects_in_every_sample_is_left_out() -> None:
+    """max.binary's schema packet (aten.max) names ``keepdim`` for another overload: torch.max
+    of two tensors rejects it, so no variant; an op whose samples give both values gets none."""
+    for name in ("max.binary", "nn.functional.avg_pool2d"):
+        assert not [c for c in op_corpus.op_cases(name) if "v[" in c.sample_class], name
+    op = next(o for o in op_corpus.op_db() if op_corpus.op_name(o) == "max.binary")
+    assert "keepdim" in op_corpus._bool_parameters(op)
+
+
+def test_variants_are_the_same_in_every_process() -> None:
+    first = [(c.index, c.sample_class) for c in op_corpus.op_cases("isin")]
+    assert first == [(c.index, c.sample_class) for c in op_corpus.op_cases("isin")]
+    assert any("v[invert=True]" in k for _, k in first)
+
+
 def test_the_other_dtype_keeps_the_first_and_the_largest_sample() -> None:
     small, large, empty = torch.ones(2), torch.ones(3, 4), torch.ones(0)
     assert op_corpus._first_and_largest([[small], [large, small], [large]]) == [0, 1]
