@@ -391,7 +391,18 @@ def rounding_model(target: Any) -> str:
     tags = getattr(target, "tags", ())
     if torch.Tag.pointwise in tags or name in _CORRECTLY_ROUNDED:
         return "pointwise"
+    if torch.Tag.inplace in tags and _functional_is_pointwise(target):
+        # mish_, threshold_ (inplace=True) carry no pointwise tag of their own: their value is
+        # the functional op's.
+        return "pointwise"
     return "refused"
+
+
+def _functional_is_pointwise(target: Any) -> bool:
+    """Whether the out-of-place overload of in-place op ``target`` is tagged pointwise."""
+    packet = getattr(torch.ops.aten, _op_name(target).removesuffix("_"), None)
+    functional = getattr(packet, getattr(target, "_overloadname", "default"), None)
+    return torch.Tag.pointwise in getattr(functional, "tags", ())
 
 
 # The ATen ops PyTorch's corpus emits that the rule refuses, listed once (iterative linear
@@ -405,7 +416,8 @@ REFUSED_OPS = frozenset(
     aten._linalg_slogdet.default aten._linalg_solve_ex.default aten._linalg_svd.default
     aten._pdist_forward.default aten._softmax_backward_data.default aten._trilinear.default
     aten._unique2.default aten._unsafe_masked_index_put_accumulate.default
-    aten._upsample_bilinear2d_aa.default aten.addbmm.default aten.cholesky.default
+    aten._upsample_bicubic2d_aa.default aten._upsample_bilinear2d_aa.default
+    aten.addbmm.default aten.cholesky.default
     aten.cholesky_inverse.default aten.cholesky_solve.default aten.embedding_renorm_.default
     aten.geqrf.default aten.grid_sampler_3d.default aten.histc.default aten.histogram.bin_ct
     aten.index_reduce.default aten.linalg_cholesky_ex.default

@@ -61,3 +61,24 @@ def test_reference_ops_names_each_op_with_its_kind() -> None:
     assert kinds["aten.sum.dim_IntList"] == "sum"
     assert kinds["aten.amax.default"] == "selection"
     assert set(kinds.values()) <= set(numerics.MODEL_KINDS)
+
+
+def _inplace_ops_with_pointwise_functional() -> list[tuple[str, str]]:
+    """From torch's registry: (in-place overload, its out-of-place overload) for every
+    in-place ATen op whose out-of-place twin is tagged pointwise."""
+    pairs = []
+    for name in dir(torch.ops.aten):
+        if not name.endswith("_") or name.startswith("_"):
+            continue
+        functional = getattr(torch.ops.aten, name[:-1], None)
+        for overload in getattr(torch.ops.aten, name).overloads():
+            twin = getattr(functional, overload, None)
+            if twin is not None and torch.Tag.pointwise in twin.tags:
+                pairs.append((f"aten.{name}.{overload}", f"aten.{name[:-1]}.{overload}"))
+    return pairs
+
+
+@pytest.mark.parametrize(("inplace", "functional"), _inplace_ops_with_pointwise_functional())
+def test_an_inplace_op_has_its_functional_twins_kind(inplace: str, functional: str) -> None:
+    # mish_ and threshold_ (nn.functional's inplace=True) carry no pointwise tag of their own.
+    assert numerics.rounding_model(_op(inplace)) == numerics.rounding_model(_op(functional))
