@@ -360,7 +360,8 @@ DEVIATIONS: tuple[Deviation, ...] = (
         "R.maximum, R.minimum, R.greater(_equal), R.less(_equal), R.outer, R.square, "
         "R.divide, R.floor_divide, R.floor_mod and R.mod (the op corpus's ops), "
         "R.nn.avg_pool1d/2d/3d, R.nn.adaptive_avg_pool2d and R.nn.nll_loss, R.cumsum and "
-        "R.cumprod (walked from the op registry, issue 69), and R.nn.conv1d, R.nn.conv3d, "
+        "R.cumprod (walked from the op registry, issue 69), R.bucketize (with a reference "
+        "since issue 69), and R.nn.conv1d, R.nn.conv3d, "
         "R.nn.conv1d_transpose, R.nn.conv2d_transpose and R.nn.conv3d_transpose with no "
         "out_dtype (with a float out_dtype they build and compute).",
         actual="relax.build raises InternalError 'Check failed: "
@@ -412,10 +413,12 @@ DEVIATIONS: tuple[Deviation, ...] = (
         id="relax-layer-norm-center-scale-ignored",
         area="relax",
         expected="R.nn.layer_norm with center=False leaves beta out and with scale=False "
-        "leaves gamma out (its documented arguments).",
+        "leaves gamma out (its documented arguments); so do R.nn.group_norm and "
+        "R.nn.instance_norm (walked since issue 69).",
         actual="The built function still multiplies by gamma and adds beta: every element "
         "differs from the reference (seen: gamma 3, beta 10 applied with both False), both "
-        "exec modes (TVM 0.27 with tvm-ffi 0.1.14 and 0.1.15, TVM 0.26).",
+        "exec modes (TVM 0.27 with tvm-ffi 0.1.14 and 0.1.15, TVM 0.26); the legalization of "
+        "all three passes neither attribute to topi.",
         raises="tvm_conformance.observed.CenterScaleIgnored",
         tests=(
             "//python/tests/relax:op_signatures_test_llvm :: "
@@ -518,6 +521,54 @@ DEVIATIONS: tuple[Deviation, ...] = (
         tests=(
             "//python/tests/relax:op_signatures_test_llvm :: "
             "test_known_deviation[llvm-relax-int-cross-entropy-build-fails-*]",
+        ),
+        tvm=">=0.26",
+    ),
+    Deviation(
+        id="relax-int-attention-build-fails",
+        area="relax",
+        expected="R.nn.attention of int32 / int64 tensors, which its struct-info inference "
+        "accepts, builds and computes softmax(q k^T / sqrt(head size)) v, or is refused when "
+        "the call is made.",
+        actual="relax.build raises RuntimeError 'TVM supports multiple types of integer "
+        "divisions, please call div, indexdiv/indexmod, floordiv/floormod  or truncdiv/truncmod "
+        "directly' while legalizing its scale (TVM 0.27 with tvm-ffi 0.1.14 and 0.1.15, "
+        "TVM 0.26).",
+        raises="tvm_conformance.observed.DtypeBuildFailed",
+        tests=(
+            "//python/tests/relax:op_signatures_test_llvm :: "
+            "test_known_deviation[llvm-relax-int-attention-build-fails-*]",
+        ),
+        tvm=">=0.26",
+    ),
+    Deviation(
+        id="relax-bool-attention-build-fails",
+        area="relax",
+        expected="R.nn.attention of bool tensors, which its struct-info inference accepts, "
+        "builds and computes as it does on 0 and 1, or is refused when the call is made.",
+        actual="relax.build raises InternalError 'Cannot decide min_value for type T.bool' "
+        "while compiling its softmax's maximum (TVM 0.27 with tvm-ffi 0.1.14 and 0.1.15, "
+        "TVM 0.26).",
+        raises="tvm_conformance.observed.DtypeBuildFailed",
+        tests=(
+            "//python/tests/relax:op_signatures_test_llvm :: "
+            "test_known_deviation[llvm-relax-bool-attention-build-fails-*]",
+        ),
+        tvm=">=0.26",
+    ),
+    Deviation(
+        id="relax-int-instance-norm-build-fails",
+        area="relax",
+        expected="R.nn.instance_norm of int32 / int64 / bool tensors is refused when the call "
+        "is made, as R.nn.group_norm's struct-info inference refuses them ('expects that data "
+        "must be float'), or builds.",
+        actual="Its struct-info inference accepts them and relax.build raises InternalError "
+        "'instance_norm: only support float32 and float16 for now' (TVM 0.27 with tvm-ffi "
+        "0.1.14 and 0.1.15, TVM 0.26).",
+        raises="tvm_conformance.observed.DtypeBuildFailed",
+        tests=(
+            "//python/tests/relax:op_signatures_test_llvm :: "
+            "test_known_deviation[llvm-relax-int-instance-norm-build-fails-*]",
         ),
         tvm=">=0.26",
     ),

@@ -246,7 +246,8 @@ def deviations_doc(entries: Sequence[dict[str, Any]]) -> str:
     return "\n".join(lines) + "\n"
 
 
-def _crashers(kind: str, version: str) -> set[str]:
+def crashers(kind: str, version: str) -> set[str]:
+    """The names of ``kind`` a record says kill the process on TVM ``version`` (its release)."""
     return {
         e["name"]
         for e in recorded_deviations()
@@ -267,6 +268,28 @@ class _ChildEnd:
     step: str
 
 
+# Some of PyTorch's sample functions iterate a set of strings (meshgrid's indexing modes), so
+# the order of an op's samples, and so which sample a case index names and which sample a tier
+# class keeps, follows Python's string hashing, random per process unless PYTHONHASHSEED fixes
+# it. Every process that makes the corpus's cases runs with it fixed.
+HASH_SEED = "0"
+
+
+def fixed_hash_seed_env() -> dict[str, str]:
+    """This process's environment with PYTHONHASHSEED fixed (HASH_SEED), for a child that
+    makes the corpus's cases."""
+    return {**os.environ, "PYTHONHASHSEED": HASH_SEED}
+
+
+def run_with_fixed_hash_seed() -> None:
+    """Re-execute this Python program with PYTHONHASHSEED fixed, unless it has it (a tool that
+    makes the corpus's cases in its own process: the seed is read once, at start)."""
+    if os.environ.get("PYTHONHASHSEED") != HASH_SEED:
+        sys.stdout.flush()
+        sys.stderr.flush()
+        os.execve(sys.executable, sys.orig_argv, fixed_hash_seed_env())
+
+
 def _run_child(
     kind: str, selector: Sequence[str], tier: bool, exec_modes: Sequence[str], timeout: float
 ) -> _ChildEnd:
@@ -284,7 +307,7 @@ def _run_child(
         # sys.path from pyproject.toml, which a child does not read).
         package_root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
         path = os.pathsep.join(p for p in (package_root, os.environ.get("PYTHONPATH", "")) if p)
-        env = {**os.environ, "OP_CORPUS_PROGRESS": progress, "PYTHONPATH": path}
+        env = {**fixed_hash_seed_env(), "OP_CORPUS_PROGRESS": progress, "PYTHONPATH": path}
         try:
             proc = subprocess.run(command, capture_output=True, text=True, timeout=timeout, env=env)
         except subprocess.TimeoutExpired:
@@ -309,7 +332,7 @@ def run_isolated(
     the name that kills it alone is one failing result (``crash``)."""
     # A name recorded as killing the process runs alone: the batch stays whole (each split
     # costs a child process's start, torch and TVM imported anew).
-    alone = [n for n in batch if n in _crashers(kind, _tvm_version())]
+    alone = [n for n in batch if n in crashers(kind, _tvm_version())]
     if alone and len(batch) > 1:
         rest = [n for n in batch if n not in alone]
         return [
@@ -366,18 +389,13 @@ def run_shard_isolated(
     """Shard ``shard`` of ``shards`` (``op_corpus.shard_names``) in a child process that names
     the shard's ops itself (``--meta``, written before it runs them): this process imports
     neither torch nor TVM, nor builds PyTorch's corpus (about 5 s per shard). Where the child
-    fails, its names are split as :func:`run_isolated` splits a batch; where a crasher of the
-    kind is recorded, a child lists the names first and :func:`run_isolated` runs them."""
+    fails, its names are split as :func:`run_isolated` splits a batch. A name recorded as
+    killing the process runs in a child of the shard's child (``op_corpus`` ``run``), so the
+    shard's other results survive it."""
     if not 0 <= shard < shards:
         raise ValueError(f"shard {shard} is not in [0, {shards})")
     kw: dict[str, Any] = {"tier": tier, "exec_modes": exec_modes, "timeout": timeout}
     selector = ["--shard", f"{shard}/{shards}"]
-    if any(e["kind"] == kind and e["message"].startswith("crash") for e in recorded_deviations()):
-        listed = _run_child(kind, [*selector, "--list-only"], tier, exec_modes, timeout)
-        if not listed.meta:
-            raise RuntimeError(f"listing shard {shard}/{shards}: {crash_detail(listed.proc)}")
-        names = listed.meta["names"]
-        return ShardRun(names, listed.meta["tvm"], run_isolated(kind, names, **kw))
     end = _run_child(kind, selector, tier, exec_modes, timeout)
     if end.results is not None:
         return ShardRun(end.meta["names"], end.meta["tvm"], end.results)

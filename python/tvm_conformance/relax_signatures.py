@@ -210,6 +210,10 @@ def _forms(param: inspect.Parameter, base: Any, ndim: int) -> list[Any]:
     """The forms of one keyword argument: ``inspect._empty`` stands for 'omitted'."""
     omitted = inspect.Parameter.empty
     annotation = str(param.annotation)
+    if param.annotation is omitted and param.default is not omitted:
+        # Unannotated (R.bucketize's out_int32 and right, R.slice_scatter's axis): the
+        # default's type stands for the annotation.
+        annotation = type(param.default).__name__
     forms: list[Any] = [omitted] if param.default is not omitted else []
     if param.default is omitted and base is not omitted:
         forms.append(base)  # a required argument: the corpus's value first
@@ -851,6 +855,10 @@ def _in_domain(domain: str, x: np.ndarray, first_shape: tuple[int, ...] = ()) ->
         # In range along every axis of the first tensor (the walk's axis forms all index it),
         # non-negative (R.take's "fast" mode leaves a negative index undefined).
         return np.asarray(np.mod(x, min(first_shape, default=1)), dtype=x.dtype)
+    if domain == "length":  # a count along an axis of the first tensor: 1 to its size
+        return np.asarray(np.mod(x, min(first_shape, default=1)) + 1, dtype=x.dtype)
+    if domain == "sorted":  # ascending (boundaries)
+        return np.sort(x, axis=-1)
     if domain == "non_negative":
         out = np.abs(x)
     elif domain == "positive":
@@ -895,6 +903,9 @@ DOMAINS: Mapping[str, Mapping[int, str]] = {
     "relax.gather_elements": {1: "index"},
     "relax.nn.nll_loss": {1: "index"},  # a class of the predictions
     "relax.one_hot": {0: "index"},
+    "relax.gather_nd": {1: "index"},
+    "relax.bucketize": {1: "sorted"},
+    "relax.reverse_sequence": {1: "length"},
     # A shift by a negative count, or by the width or more, is undefined (C's rule).
     "relax.left_shift": {1: "non_negative"},
     "relax.right_shift": {1: "non_negative"},
@@ -1263,6 +1274,122 @@ def _bitwise(name: str) -> Callable[..., Any]:
     return run
 
 
+def _grouped_norm(
+    data: Any, gamma: Any, beta: Any, groups: int | None, channel_axis: int, axes: Any,
+    epsilon: float, center: bool, scale: bool,
+) -> Any:  # fmt: skip
+    """Relax's group_norm (``groups`` groups of channels) or instance_norm (``groups`` None:
+    each channel its own group) as torch's group_norm on the tensor permuted to (the other
+    axes, the channel axis, the reduced ``axes``): statistics over each group's channels and
+    ``axes``, gamma and beta per channel (left out with scale / center False). numerics
+    decomposes torch's group_norm in one pass, E[x**2] - E[x]**2, as topi computes both."""
+    import torch
+
+    ndim = data.dim()
+    channel = channel_axis % ndim
+    reduced = [a % ndim for a in (axes if isinstance(axes, tuple | list) else [axes])]
+    if channel in reduced or len(set(reduced)) != len(reduced):
+        raise NotImplementedError(f"channel axis {channel_axis} with axes {axes}")
+    batch = [a for a in range(ndim) if a != channel and a not in reduced]
+    order = [*batch, channel, *reduced]
+    moved = data.permute(order)
+    channels = moved.shape[len(batch)]
+    grouped = moved.reshape(-1, channels, max(1, int(np.prod(moved.shape[len(batch) + 1 :]))))
+    out = torch.nn.functional.group_norm(
+        grouped, channels if groups is None else groups, gamma if scale else None,
+        beta if center else None, epsilon,
+    )  # fmt: skip
+    return out.reshape(moved.shape).permute([order.index(a) for a in range(ndim)])
+
+
+def _group_norm(
+    data: Any, gamma: Any, beta: Any, num_groups: int, channel_axis: int, axes: Any,
+    epsilon: float = 1e-5, center: bool = True, scale: bool = True,
+) -> Any:  # fmt: skip
+    return _grouped_norm(data, gamma, beta, num_groups, channel_axis, axes, epsilon, center, scale)
+
+
+def _instance_norm(
+    data: Any, gamma: Any, beta: Any, channel_axis: int, axes: Any, epsilon: float = 1e-5,
+    center: bool = True, scale: bool = True,
+) -> Any:  # fmt: skip
+    return _grouped_norm(data, gamma, beta, None, channel_axis, axes, epsilon, center, scale)
+
+
+def _attention(
+    query: Any, key: Any, value: Any, bias: Any = None, scale: Any = None,
+    causal_mask: str | None = None, window_size: int | None = None,
+) -> Any:  # fmt: skip
+    """Scaled dot-product attention in Relax's (batch, sequence, heads, head size) layout:
+    softmax(q k^T * scale + bias) v, scale 1 / sqrt(head size) by default; a causal mask keeps
+    key j for query i where j <= i ("TopLeft") or j <= i + |kv length - length|
+    ("BottomRight")."""
+    import torch
+
+    if window_size is not None:
+        raise NotImplementedError("sliding-window attention")
+    q, k, v = (t.permute(0, 2, 1, 3) for t in (query, key, value))
+    scores = torch.matmul(q, k.transpose(-1, -2))
+    scores = scores * scale if scale is not None else scores / float(np.sqrt(q.shape[-1]))
+    if bias is not None:
+        scores = scores + bias
+    if causal_mask is not None:
+        length, kv_length = scores.shape[-2:]
+        offset = {"TopLeft": 0, "BottomRight": abs(kv_length - length)}[causal_mask]
+        keep = torch.ones(length, kv_length, dtype=torch.bool).tril(offset)
+        scores = scores.masked_fill(~keep, float("-inf"))
+    return torch.matmul(torch.softmax(scores, -1), v).permute(0, 2, 1, 3)
+
+
+def _meshgrid(tensors: Any, indexing: str | None = "ij") -> Any:
+    """torch's meshgrid; ``indexing`` None is the documented default, "ij"."""
+    import torch
+
+    return tuple(torch.meshgrid(*tensors, indexing=indexing or "ij"))
+
+
+def _slice_scatter(
+    input_tensor: Any, src: Any, start: int, end: int, step: int, axis: int = 0
+) -> Any:
+    import torch
+
+    return _exact(
+        lambda x, s: torch.slice_scatter(x, s, dim=axis, start=start, end=end, step=step)
+    )(input_tensor, src)
+
+
+def _bucketize(
+    input_tensor: Any, boundaries: Any, out_int32: bool = False, right: bool = False
+) -> Any:
+    """torch's bucketize (the boundaries sorted: DOMAINS); bool values compared as 0 and 1."""
+    import torch
+
+    if input_tensor.dtype == torch.bool:
+        input_tensor, boundaries = input_tensor.to(torch.int64), boundaries.to(torch.int64)
+    return torch.bucketize(input_tensor, boundaries, out_int32=out_int32, right=right)
+
+
+def _gather_nd(data: Any, indices: Any, batch_dims: int = 0) -> Any:
+    """numpy-style gather_nd (the indices in range: DOMAINS): ``indices``' first axis indexes
+    the leading axes of ``data``, out[y] = data[indices[0, y], ..., indices[m - 1, y]]."""
+    if batch_dims != 0:
+        raise NotImplementedError(f"batch_dims={batch_dims}")
+    return data[tuple(indices[i] for i in range(indices.shape[0]))]
+
+
+def _reverse_sequence(data: Any, seq_lengths: Any, seq_axis: int = 1, batch_axis: int = 0) -> Any:
+    """For each index b of ``batch_axis``, the first seq_lengths[b] elements along
+    ``seq_axis`` reversed, the rest kept (the lengths within the axis: DOMAINS)."""
+    import torch
+
+    ndim = data.dim()
+    seq, batch = seq_axis % ndim, batch_axis % ndim
+    position = torch.arange(data.shape[seq]).reshape([-1 if d == seq else 1 for d in range(ndim)])
+    length = seq_lengths.to(torch.int64).reshape([-1 if d == batch else 1 for d in range(ndim)])
+    source = torch.where(position < length, length - 1 - position, position)
+    return torch.gather(data, seq, source.expand(data.shape))
+
+
 # The reference of each walked op: a torch callable with Relax's semantics (the op's tensor
 # arguments, then its keywords, as the Python op function takes them), evaluated in float64 by
 # tvm_conformance.numerics. An op the frontends start to emit, or TVM starts to register, needs
@@ -1415,6 +1542,15 @@ REFERENCES: Mapping[str, Callable[..., Any]] = {
     "relax.argsort": _argsort,
     "relax.topk": _topk,
     "relax.ewise_fma": _ewise_fma,
+    # Walked from a reference since this stop of issue 69 (they were UNREFERENCED).
+    "relax.nn.group_norm": _group_norm,
+    "relax.nn.instance_norm": _instance_norm,
+    "relax.nn.attention": _attention,
+    "relax.meshgrid": _meshgrid,
+    "relax.slice_scatter": _slice_scatter,
+    "relax.bucketize": _bucketize,
+    "relax.gather_nd": _gather_nd,
+    "relax.reverse_sequence": _reverse_sequence,
     # Creation ops (no tensor argument but full's fill value): their own calls, in their dtype.
     "relax.zeros": _filled(0),
     "relax.ones": _filled(1),
@@ -1438,32 +1574,26 @@ REFERENCES: Mapping[str, Callable[..., Any]] = {
 # Ops with a base call (collected or synthesized) that the walk does not drive yet, each with the
 # reason (//python/tests/relax:op_signatures_test shows each as a skip and fails on an op with
 # neither a reference nor a reason).
-_INDICES = "an integer tensor of indices: the walk's inputs do not keep indices in range yet"
+_INDICES = (
+    "a scatter by a tensor of indices: the walk's in-range indices repeat, and which update "
+    "lands at a repeated index (reduction 'update') is unspecified; no reference adapter yet"
+)
 _WINDOW = "no reference adapter yet (layouts and window arithmetic of the N-d form)"
 UNREFERENCED: Mapping[str, str] = {
-    "relax.bucketize": "sorted boundaries: the walk's inputs are not sorted",
     "relax.scatter_elements": _INDICES,
-    "relax.slice_scatter": "start / end / step constants: no reference adapter yet",
-    "relax.meshgrid": "a tuple output of a tuple input: no reference adapter yet",
     "relax.median": "with an axis it returns (values, indices): the index of a tied median "
     "(the walk's small integers tie) is not decided by a reference yet",
     "relax.image.grid_sample": _WINDOW,
     "relax.image.resize2d": _WINDOW,
     "relax.image.resize3d": _WINDOW,
-    "relax.nn.group_norm": "no reference adapter yet (num_groups, channel_axis)",
-    "relax.nn.instance_norm": "no reference adapter yet (channel_axis)",
-    "relax.nn.attention": "no reference adapter yet (BSNH layout, causal masks)",
     # Registered ops no frontend emits (issue 69): a base call synthesized from the signature,
     # not walked yet.
     "relax.nn.attention_var_len": "no reference adapter yet (variable-length sequences: "
     "seqstart offsets and maximum lengths as tensors)",
     "relax.unique": "sorted=False's order and the return_index / return_inverse / "
     "return_counts tuple outputs: no reference adapter yet",
-    "relax.gather_nd": _INDICES,
     "relax.scatter_nd": _INDICES,
     "relax.dynamic_strided_slice": "begin / end / strides as tensors: the walk's inputs do "
     "not keep them in range yet",
-    "relax.reverse_sequence": "sequence lengths as a tensor: the walk's inputs do not keep "
-    "them in range yet",
     "relax.vision.get_valid_counts": "box data (score and id columns): no reference adapter yet",
 }

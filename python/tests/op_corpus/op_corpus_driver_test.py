@@ -9,6 +9,7 @@ import json
 import os
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 import torch
@@ -405,6 +406,57 @@ def test_a_shard_outside_its_range_is_refused_before_any_child() -> None:
 
     with pytest.raises(ValueError, match=r"shard 7 is not in \[0, 7\)"):
         op_corpus_outcomes.run_shard_isolated("op", 7, 7)
+
+
+def test_a_recorded_crasher_runs_in_a_child_of_its_own(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    # The chunk's child (what a shard runs) runs the other names in-process and the crasher
+    # in a child, after them (as gradient's SIGFPE record, corpus-crash-b8abeeb0f7, makes it
+    # on TVM 0.27: here on any lane's TVM).
+    calls = []
+
+    def in_process(kind: str, batch: list[str], **kw: object) -> list:
+        calls.append(("in process", list(batch)))
+        return []
+
+    def in_child(kind: str, batch: list[str], **kw: object) -> list:
+        calls.append(("child", list(batch)))
+        return []
+
+    monkeypatch.setattr(op_corpus, "run_names", in_process)
+    monkeypatch.setattr(op_corpus, "run_isolated", in_child)
+    monkeypatch.setattr(op_corpus, "crashers", lambda kind, version: {"gradient"})
+    out = tmp_path / "results.json"
+    assert op_corpus.main(["run", "op", "gradient", "abs", "neg", "--json", str(out)]) == 0
+    assert calls == [("in process", ["abs", "neg"]), ("child", ["gradient"])]
+    assert json.loads(out.read_text()) == []
+    # The child runs it in its own process (it is that child), not in a child again.
+    calls.clear()
+    assert op_corpus.main(["run", "op", "gradient", "--json", str(out)]) == 0
+    assert calls == [("in process", ["gradient"])]
+
+
+def test_a_corpus_process_hashes_strings_with_the_fixed_seed() -> None:
+    # PyTorch's meshgrid samples iterate a set of strings: their order, and so which sample a
+    # case index names, follows string hashing. Started under any seed, a tool that makes the
+    # corpus's cases re-executes itself with the fixed one, as _run_child's children start.
+    from tvm_conformance import op_corpus_outcomes
+
+    code = (
+        "from tvm_conformance.op_corpus_outcomes import run_with_fixed_hash_seed; "
+        "run_with_fixed_hash_seed(); import os; print(os.environ['PYTHONHASHSEED'], hash('ij'))"
+    )
+    said = set()
+    for seed in ("1", "2", op_corpus_outcomes.HASH_SEED):
+        env = {**os.environ, "PYTHONPATH": os.pathsep.join(sys.path), "PYTHONHASHSEED": seed}
+        said.add(
+            subprocess.run(
+                [sys.executable, "-c", code], capture_output=True, text=True, env=env, check=True
+            ).stdout.strip()
+        )
+    assert len(said) == 1 and said.pop().startswith(op_corpus_outcomes.HASH_SEED + " "), said
+    assert op_corpus_outcomes.fixed_hash_seed_env()["PYTHONHASHSEED"] == "0"
 
 
 def _raised_in(path: str, source: str) -> BaseException:

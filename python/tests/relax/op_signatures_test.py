@@ -163,7 +163,7 @@ _BOOL_ARITHMETIC = {
     "relax.less", "relax.less_equal", "relax.outer", "relax.square", "relax.divide",
     "relax.floor_divide", "relax.floor_mod", "relax.mod", "relax.nn.avg_pool1d",
     "relax.nn.avg_pool2d", "relax.nn.avg_pool3d", "relax.nn.adaptive_avg_pool2d",
-    "relax.nn.nll_loss", "relax.cumsum", "relax.cumprod",
+    "relax.nn.nll_loss", "relax.cumsum", "relax.cumprod", "relax.bucketize",
 }  # fmt: skip
 # Ops (convolutions, matmul) whose bool points fail to build only without an out_dtype (a bool
 # result); with a float out_dtype they build and compute (checked as any other point). Each
@@ -279,6 +279,24 @@ KNOWN: dict[str, tuple[Callable[[relax_signatures.Point], bool], type | None, st
         r"(?s)TVM supports multiple types of integer divisions, please call div.*",
         DtypeBuildFailed,
     ),
+    "relax-int-attention-build-fails": (
+        lambda p: p.op == "relax.nn.attention" and p.dtype in ("int32", "int64"),
+        RuntimeError,
+        r"(?s)TVM supports multiple types of integer divisions, please call div.*",
+        DtypeBuildFailed,
+    ),
+    "relax-bool-attention-build-fails": (
+        lambda p: p.op == "relax.nn.attention" and p.dtype == "bool",
+        tvm.error.InternalError,
+        r"(?s).*Cannot decide min_value for type\s*T\.bool.*",
+        DtypeBuildFailed,
+    ),
+    "relax-int-instance-norm-build-fails": (
+        lambda p: p.op == "relax.nn.instance_norm" and p.dtype in _INTEGER,
+        tvm.error.InternalError,
+        r"(?s).*instance_norm: only support float32 and float16 for now.*",
+        DtypeBuildFailed,
+    ),
     "relax-one-hot-negative-axis": (
         lambda p: p.op == "relax.one_hot" and _negative_axis(p) and dict(p.kwargs)["axis"] != -1,
         IndexError,
@@ -363,7 +381,7 @@ KNOWN: dict[str, tuple[Callable[[relax_signatures.Point], bool], type | None, st
     ),
     "relax-layer-norm-center-scale-ignored": (
         lambda p: (
-            p.op == "relax.nn.layer_norm"
+            p.op in ("relax.nn.layer_norm", "relax.nn.group_norm", "relax.nn.instance_norm")
             and (dict(p.kwargs).get("center") is False or dict(p.kwargs).get("scale") is False)
         ),
         None,
