@@ -1581,8 +1581,12 @@ _INDICES = (
 _WINDOW = "no reference adapter yet (layouts and window arithmetic of the N-d form)"
 UNREFERENCED: Mapping[str, str] = {
     "relax.scatter_elements": _INDICES,
-    "relax.median": "with an axis it returns (values, indices): the index of a tied median "
-    "(the walk's small integers tie) is not decided by a reference yet",
+    "relax.median": "not walked in this process: with two or more axes (its signature takes a "
+    "list, the struct-info inference accepts it) the legalization (TVM 0.27) sorts along the "
+    "first axis and gathers at the middle of all the axes' elements, past that axis's end: an "
+    "out-of-bounds read, which needs a child process of its own; also seen (2026-12-06): "
+    "keepdims=True without an axis gives shape (1,) for a 2-d input, not (1, 1), and bool "
+    "raises 'Unsupported input dtype: bool' when called",
     "relax.image.grid_sample": _WINDOW,
     "relax.image.resize2d": _WINDOW,
     "relax.image.resize3d": _WINDOW,
