@@ -113,8 +113,10 @@ def _static(arg: relax.Expr) -> bool:
     """A tensor of static shape, a shape, a constant int or float, or a tuple of static
     tensors: what a base call's argument may be (``call_record``)."""
     if isinstance(arg, relax.Tuple):
-        return bool(arg.fields) and all(
-            isinstance(f.ty, relax.TensorType) and _static(f) for f in arg.fields
+        # Static tensors, or constant ints (R.strided_slice's axes, begin, end, strides).
+        return bool(arg.fields) and (
+            all(isinstance(f.ty, relax.TensorType) and _static(f) for f in arg.fields)
+            or all(isinstance(f, tvm.tirx.IntImm) for f in arg.fields)
         )
     if isinstance(arg, (tvm.tirx.IntImm, tvm.tirx.FloatImm)):
         return True
@@ -332,10 +334,12 @@ def _args(call: relax.Call, dtype: str) -> tuple[list[tvm.ir.Var], list[relax.Ex
 def reference_arguments(call: relax.Call) -> list[Any]:
     """The call's arguments as its reference takes them: ``None`` where a tensor goes (the
     inputs fill them in order), a list of ``None`` for a tuple of tensors, a shape argument as
-    its tuple of ints, a constant as its Python value."""
+    its tuple of ints, a constant as its Python value (a tuple of constants as a tuple)."""
 
     def form(arg: relax.Expr) -> Any:
         if isinstance(arg, relax.Tuple):
+            if all(isinstance(f, (tvm.tirx.IntImm, tvm.tirx.FloatImm)) for f in arg.fields):
+                return tuple(_python_value(f) for f in arg.fields)
             return [form(f) for f in arg.fields]
         if isinstance(arg, (tvm.tirx.IntImm, tvm.tirx.FloatImm)):
             return _python_value(arg)
@@ -1369,6 +1373,22 @@ def _bucketize(
     return torch.bucketize(input_tensor, boundaries, out_int32=out_int32, right=right)
 
 
+def _strided_slice(
+    x: Any, axes: Any, begin: Any, end: Any, strides: Any = None, assume_inbound: bool = False
+) -> Any:
+    """Python's slice begin:end:stride along each of ``axes`` (a bound out of range clamped,
+    a negative one counted from the end), as index_select of the positions it names."""
+    import torch
+
+    out = x
+    for i, axis in enumerate(axes):
+        dim = axis % x.dim()
+        step = strides[i] if strides is not None else 1
+        positions = range(*slice(begin[i], end[i], step).indices(x.shape[dim]))
+        out = torch.index_select(out, dim, torch.tensor(list(positions), dtype=torch.int64))
+    return out
+
+
 def _gather_nd(data: Any, indices: Any, batch_dims: int = 0) -> Any:
     """numpy-style gather_nd (the indices in range: DOMAINS): ``indices``' first axis indexes
     the leading axes of ``data``, out[y] = data[indices[0, y], ..., indices[m - 1, y]]."""
@@ -1551,6 +1571,7 @@ REFERENCES: Mapping[str, Callable[..., Any]] = {
     "relax.bucketize": _bucketize,
     "relax.gather_nd": _gather_nd,
     "relax.reverse_sequence": _reverse_sequence,
+    "relax.strided_slice": _strided_slice,
     # Creation ops (no tensor argument but full's fill value): their own calls, in their dtype.
     "relax.zeros": _filled(0),
     "relax.ones": _filled(1),
