@@ -859,6 +859,14 @@ def _in_domain(domain: str, x: np.ndarray, first_shape: tuple[int, ...] = ()) ->
         # In range along every axis of the first tensor (the walk's axis forms all index it),
         # non-negative (R.take's "fast" mode leaves a negative index undefined).
         return np.asarray(np.mod(x, min(first_shape, default=1)), dtype=x.dtype)
+    if domain == "distinct_index":
+        # In range, and distinct along every axis no longer than the range (the sum of the
+        # coordinates modulo it, shifted by the input's first value): a scatter then writes
+        # each place once, whatever axis it scatters along.
+        size = min(first_shape, default=1)
+        coordinates = np.indices(x.shape).sum(axis=0) if x.ndim else np.zeros((), np.int64)
+        shift = int(np.asarray(x).reshape(-1)[0]) if x.size else 0
+        return np.asarray(np.mod(coordinates + shift, size), dtype=x.dtype)
     if domain == "length":  # a count along an axis of the first tensor: 1 to its size
         return np.asarray(np.mod(x, min(first_shape, default=1)) + 1, dtype=x.dtype)
     if domain == "sorted":  # ascending (boundaries)
@@ -908,6 +916,7 @@ DOMAINS: Mapping[str, Mapping[int, str]] = {
     "relax.nn.nll_loss": {1: "index"},  # a class of the predictions
     "relax.one_hot": {0: "index"},
     "relax.gather_nd": {1: "index"},
+    "relax.scatter_elements": {1: "distinct_index"},
     "relax.bucketize": {1: "sorted"},
     "relax.reverse_sequence": {1: "length"},
     # A shift by a negative count, or by the width or more, is undefined (C's rule).
@@ -1389,6 +1398,18 @@ def _strided_slice(
     return out
 
 
+def _scatter_elements(
+    data: Any, indices: Any, updates: Any, axis: int = 0, reduction: str = "update"
+) -> Any:
+    """torch's scatter: data with updates[i] written at indices[i] along ``axis`` (each place
+    once: DOMAINS)."""
+    import torch
+
+    if reduction != "update":
+        raise NotImplementedError(f"reduction {reduction!r}")
+    return torch.scatter(data, axis % data.dim(), indices, updates)
+
+
 def _gather_nd(data: Any, indices: Any, batch_dims: int = 0) -> Any:
     """numpy-style gather_nd (the indices in range: DOMAINS): ``indices``' first axis indexes
     the leading axes of ``data``, out[y] = data[indices[0, y], ..., indices[m - 1, y]]."""
@@ -1572,6 +1593,7 @@ REFERENCES: Mapping[str, Callable[..., Any]] = {
     "relax.gather_nd": _gather_nd,
     "relax.reverse_sequence": _reverse_sequence,
     "relax.strided_slice": _strided_slice,
+    "relax.scatter_elements": _scatter_elements,
     # Creation ops (no tensor argument but full's fill value): their own calls, in their dtype.
     "relax.zeros": _filled(0),
     "relax.ones": _filled(1),
@@ -1601,7 +1623,6 @@ _INDICES = (
 )
 _WINDOW = "no reference adapter yet (layouts and window arithmetic of the N-d form)"
 UNREFERENCED: Mapping[str, str] = {
-    "relax.scatter_elements": _INDICES,
     "relax.median": "not walked in this process: with two or more axes (its signature takes a "
     "list, the struct-info inference accepts it) the legalization (TVM 0.27) sorts along the "
     "first axis and gathers at the middle of all the axes' elements, past that axis's end: an "
