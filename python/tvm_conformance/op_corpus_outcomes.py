@@ -290,6 +290,15 @@ def run_with_fixed_hash_seed() -> None:
         os.execve(sys.executable, sys.orig_argv, fixed_hash_seed_env())
 
 
+def children_cpu() -> float:
+    """The CPU seconds (user + system) this process's waited-for children have used: a chunk's
+    cost, read before and after it runs in its child processes."""
+    import resource
+
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
+
+
 def _run_child(
     kind: str, selector: Sequence[str], tier: bool, exec_modes: Sequence[str], timeout: float
 ) -> _ChildEnd:

@@ -33,7 +33,6 @@ import importlib.util
 import json
 import os
 import re
-import resource
 import sys
 from pathlib import Path
 
@@ -46,11 +45,6 @@ SUITES = (SUITE, "relax_op_walk")
 # The whole corpus (--config=op_corpus: every sample, frontend, dtype and exec mode): hours of
 # CPU per run, so only when named (`--suite op_corpus_all`), never in "all".
 FULL_SUITE = "op_corpus_all"
-
-
-def _children_cpu() -> float:
-    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
-    return usage.ru_utime + usage.ru_stime
 
 
 def record_scoreboard(workspace: Path, lane: str, tvm: str, results: list, cpu_s: float) -> None:
@@ -201,9 +195,9 @@ def write_tier(
     """The op corpus tier's file (``suite`` op_corpus_all: the whole corpus's): written from
     two runs, or compared."""
     full = suite == FULL_SUITE
-    cpu_before = _children_cpu()
+    cpu_before = outcomes.children_cpu()
     tvm, names, results = run_tier(max(1, args.jobs), full)
-    cpu_s = _children_cpu() - cpu_before
+    cpu_s = outcomes.children_cpu() - cpu_before
     failing = [r for r in results if r.outcome == "failing"]
     if args.write and failing:
         print(

@@ -19,7 +19,6 @@ from __future__ import annotations
 import dataclasses
 import json
 import os
-import resource
 
 import pytest
 
@@ -58,16 +57,11 @@ pytestmark = pytest.mark.skipif(
 )
 
 
-def _children_cpu() -> float:
-    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
-    return usage.ru_utime + usage.ru_stime
-
-
 @pytest.mark.parametrize(
     ("kind", "shard", "shards"), CASES, ids=[outcomes.chunk_id(*c) for c in CASES]
 )
 def test_tier_chunk(kind: str, shard: int, shards: int) -> None:
-    cpu_before = _children_cpu()
+    cpu_before = outcomes.children_cpu()
     if FULL:
         run = outcomes.run_shard_isolated(
             kind, shard, shards, tier=False, exec_modes=outcomes.EXEC_MODES,
@@ -89,7 +83,7 @@ def test_tier_chunk(kind: str, shard: int, shards: int) -> None:
             "scope": "all" if FULL else "tier",
             "tvm": run.tvm,
             # The chunk's CPU (its children's user + system): what a worker spends on it.
-            "cpu_s": round(_children_cpu() - cpu_before, 2),
+            "cpu_s": round(outcomes.children_cpu() - cpu_before, 2),
             "scoreboard": outcomes.scoreboard(results),
             "worst": {" ".join(k): v for k, v in outcomes.worst_outcomes(results).items()},
         }
