@@ -1300,7 +1300,7 @@ def _grouped_norm(
 
     ndim = data.dim()
     channel = channel_axis % ndim
-    reduced = [a % ndim for a in (axes if isinstance(axes, tuple | list) else [axes])]
+    reduced = list(_positive_axes(axes, ndim))
     if channel in reduced or len(set(reduced)) != len(reduced):
         raise NotImplementedError(f"channel axis {channel_axis} with axes {axes}")
     batch = [a for a in range(ndim) if a != channel and a not in reduced]
