@@ -527,9 +527,9 @@ DEVIATIONS: tuple[Deviation, ...] = (
     Deviation(
         id="relax-int-attention-build-fails",
         area="relax",
-        expected="R.nn.attention of int32 / int64 tensors, which its struct-info inference "
-        "accepts, builds and computes softmax(q k^T / sqrt(head size)) v, or is refused when "
-        "the call is made.",
+        expected="R.nn.attention and R.nn.attention_bias of int32 / int64 tensors, which their "
+        "struct-info inference accepts, build and compute softmax(q k^T / sqrt(head size) "
+        "[+ bias]) v, or are refused when the call is made.",
         actual="relax.build raises RuntimeError 'TVM supports multiple types of integer "
         "divisions, please call div, indexdiv/indexmod, floordiv/floormod  or truncdiv/truncmod "
         "directly' while legalizing its scale (TVM 0.27 with tvm-ffi 0.1.14 and 0.1.15, "
@@ -544,8 +544,9 @@ DEVIATIONS: tuple[Deviation, ...] = (
     Deviation(
         id="relax-bool-attention-build-fails",
         area="relax",
-        expected="R.nn.attention of bool tensors, which its struct-info inference accepts, "
-        "builds and computes as it does on 0 and 1, or is refused when the call is made.",
+        expected="R.nn.attention and R.nn.attention_bias of bool tensors, which their "
+        "struct-info inference accepts, build and compute as they do on 0 and 1, or are "
+        "refused when the call is made.",
         actual="relax.build raises InternalError 'Cannot decide min_value for type T.bool' "
         "while compiling its softmax's maximum (TVM 0.27 with tvm-ffi 0.1.14 and 0.1.15, "
         "TVM 0.26).",

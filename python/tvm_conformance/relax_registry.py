@@ -8,8 +8,11 @@ An op no frontend emits gets a base call synthesized from its Python signature
 shape pattern and dtype (in a fixed order) that TVM's struct-info inference accepts; a required
 ``shape`` the first tensor's shape (a creation op's: the candidate rank's), ``dtype`` the
 candidate dtype, its other required parameters the value ``REQUIRED_VALUES`` names for them;
-every other argument omitted (its default). The walk's forms (axis, keepdims, dtypes) then
-start from that call.
+every other argument omitted (its default). Where no call with one dtype for every tensor is
+accepted, each tensor takes its own (``_MIXED_DTYPES``: quantize's zero point is an integer
+tensor beside float data); where omitting an optional tensor parameter makes the function emit
+another op (``R.nn.attention_bias`` without a bias is ``relax.nn.attention``), that parameter
+is given too. The walk's forms (axis, keepdims, dtypes) then start from that call.
 
     synthesized_call("relax.repeat")   # R.repeat(a0: Tensor((2, 3), "float32"), 2)
 """
@@ -17,6 +20,7 @@ start from that call.
 from __future__ import annotations
 
 import inspect
+import itertools
 from collections.abc import Iterator
 from typing import Any
 
@@ -72,6 +76,8 @@ REQUIRED_VALUES: dict[str, Any] = {"repeats": 2, "depth": 3, "on_value": 1.0, "o
 # shapes of the tensors after the first (the same, its last axis, its first axis, 0-d; or every
 # tensor's every axis 2).
 _DTYPES = ("float32", "int64", "bool")
+# Each tensor's own candidates, in order, once no single dtype serves every tensor.
+_MIXED_DTYPES = ("float32", "int32", "int64", "bool")
 _RANKS = (2, 1, 3, 4, 5, 0)
 _DIMS = (2, 3, 4, 5, 6)
 _TENSOR_NAMES = ("data", "x", "x1", "x2", "x3", "input_tensor")
@@ -103,6 +109,14 @@ def _is_tensor(param: inspect.Parameter) -> bool:
     return annotation is tvm.ir.Expr or annotation in ("Expr", "relax.Expr")
 
 
+def _is_optional_tensor(param: inspect.Parameter) -> bool:
+    """A parameter that takes a tensor or None, None by default (``bias: Expr | None = None``)."""
+    return param.default is None and str(param.annotation) in (
+        "tvm.ir.expr.Expr | None", "typing.Optional[tvm.ir.expr.Expr]", "Expr | None",
+        "Optional[Expr]",
+    )  # fmt: skip
+
+
 def _shapes(rank: int, count: int) -> Iterator[list[tuple[int, ...]]]:
     """The candidate shapes of ``count`` tensors of the first's ``rank``."""
     first = _DIMS[:rank]
@@ -113,6 +127,21 @@ def _shapes(rank: int, count: int) -> Iterator[list[tuple[int, ...]]]:
         if shapes not in seen:
             seen.append(shapes)
             yield shapes
+
+
+def _candidates(count: int) -> Iterator[tuple[tuple[str, ...], int, list[tuple[int, ...]]]]:
+    """The synthesis's candidates for ``count`` tensors, in order: (each tensor's dtype, the
+    first's rank, the shapes); first one dtype for all (``_DTYPES``), then each its own
+    (``_MIXED_DTYPES``)."""
+    count = max(1, count)
+    mixed = [
+        d for d in itertools.product(_MIXED_DTYPES, repeat=count) if len(set(d)) > 1
+    ] if count > 1 else []  # fmt: skip
+    for dtypes in [(d,) * count for d in _DTYPES] + mixed:
+        # Mixed dtypes at the first two ranks only (the search's time grows with the product).
+        for rank in _RANKS if len(set(dtypes)) == 1 else _RANKS[:2]:
+            for shapes in _shapes(rank, count):
+                yield dtypes, rank, shapes
 
 
 def synthesized_call(op_name: str) -> tuple[relax.Call | None, str]:
@@ -135,27 +164,33 @@ def synthesized_call(op_name: str) -> tuple[relax.Call | None, str]:
     if unknown:
         return None, f"required parameters the synthesis gives no value: {unknown}"
     last = ""
-    for dtype in _DTYPES:
-        for rank in _RANKS:
-            for shapes in _shapes(rank, max(1, len(tensors))):
-                args = {
-                    p.name: relax.Var(f"a{i}", relax.TensorType(s, dtype))
-                    for i, (p, s) in enumerate(zip(tensors, shapes[: len(tensors)], strict=True))
-                }
-                for p in others:
-                    if p.name in ("shape", "dtype"):
-                        # The first tensor's shape (a creation op's: the candidate's), the dtype.
-                        args[p.name] = shapes[0] if p.name == "shape" else dtype
-                    else:
-                        args[p.name] = REQUIRED_VALUES[p.name]
-                ordered = [args[p.name] for p in params if p.name in args]
-                try:
-                    call = relax.BlockBuilder().normalize(function(*ordered))
-                except (*relax_signatures.REFUSALS, IndexError) as err:
-                    last = f"{type(err).__name__}: {relax_signatures.last_sentence(str(err))}"
-                    continue
-                if isinstance(call, relax.Call) and getattr(call.op, "name", "") == op_name:
-                    return call, ""
+    optional = [p for p in params if _is_optional_tensor(p)]
+    # An optional tensor is given only where omitting it emits another op (the second round).
+    for given in ([], optional) if optional else ([],):
+        tensors_given = [p for p in params if p in tensors or p in given]
+        emitted = ""
+        for dtypes, _rank, shapes in _candidates(len(tensors_given)):
+            args = {
+                p.name: relax.Var(f"a{i}", relax.TensorType(s, d))
+                for i, (p, s, d) in enumerate(zip(tensors_given, shapes, dtypes, strict=False))
+            }
+            for p in others:
+                if p.name in ("shape", "dtype"):
+                    # The first tensor's shape (a creation op's: the candidate's), the dtype.
+                    args[p.name] = shapes[0] if p.name == "shape" else dtypes[0]
+                else:
+                    args[p.name] = REQUIRED_VALUES[p.name]
+            try:
+                call = relax.BlockBuilder().normalize(function(**args))
+            except (*relax_signatures.REFUSALS, IndexError) as err:
+                last = f"{type(err).__name__}: {relax_signatures.last_sentence(str(err))}"
+                continue
+            name = getattr(call.op, "name", "") if isinstance(call, relax.Call) else ""
+            if name == op_name:
+                return call, ""
+            emitted = emitted or name
+        if emitted:
+            last = f"the call normalizes to {emitted}"
     if len(last) > 160:
         last = last[:157] + "..."
     return None, f"TVM's struct-info inference refused every synthesized call (last: {last})"

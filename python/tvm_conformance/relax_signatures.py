@@ -28,6 +28,7 @@ from __future__ import annotations
 import dataclasses
 import inspect
 import itertools
+import re
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
@@ -393,7 +394,10 @@ def plan_op(
 def last_sentence(message: str) -> str:
     """TVM's message without the traceback and the operator's repr it quotes."""
     line = message.strip().splitlines()[-1] if message.strip() else ""
-    return line.rpartition(") ")[2] if line.startswith("ir.Op(") else line
+    if line.startswith("ir.Op("):
+        return line.rpartition(") ")[2]
+    # An operator's repr inside the line (quantize's "Size mismatch: ir.Op(...): ..."): its name.
+    return re.sub(r'ir\.Op\(span=.*?name="([^"]+)".*?support_level=\d+\)', r"\1", line)
 
 
 def function_prefix(op_name: str) -> str:
@@ -919,6 +923,8 @@ DOMAINS: Mapping[str, Mapping[int, str]] = {
     "relax.scatter_elements": {1: "distinct_index"},
     "relax.bucketize": {1: "sorted"},
     "relax.reverse_sequence": {1: "length"},
+    "relax.quantize": {1: "positive"},  # a scale
+    "relax.dequantize": {1: "positive"},
     # A shift by a negative count, or by the width or more, is undefined (C's rule).
     "relax.left_shift": {1: "non_negative"},
     "relax.right_shift": {1: "non_negative"},
@@ -1431,6 +1437,40 @@ def _reverse_sequence(data: Any, seq_lengths: Any, seq_axis: int = 1, batch_axis
     return torch.gather(data, seq, source.expand(data.shape))
 
 
+def _per_axis_parameter(value: Any, ndim: int, axis: int) -> Any:
+    """A quantization parameter (scale or zero point) broadcast against data of ``ndim`` axes:
+    a 0-d or one-element tensor is one value for all, a vector runs along ``axis``."""
+    if value.dim() == 0 or value.numel() == 1:
+        return value.reshape(())
+    return value.reshape([-1 if d == axis % ndim else 1 for d in range(ndim)])
+
+
+def _quantize(
+    data: Any, scale: Any, zero_point: Any, axis: int = -1, out_dtype: str = "int8"
+) -> Any:
+    """ONNX's QuantizeLinear, which Relax documents: round(data / scale) (to nearest, ties to
+    even) + zero_point, saturated to ``out_dtype``'s range (per axis where scale is a
+    vector)."""
+    import torch
+
+    ndim = data.dim()
+    scaled = data / _per_axis_parameter(scale, ndim, axis)
+    point = _per_axis_parameter(zero_point, ndim, axis)
+    info = torch.iinfo(_torch_dtype(out_dtype))
+    return torch.clamp(torch.round(scaled) + point, info.min, info.max).to(_torch_dtype(out_dtype))
+
+
+def _dequantize(
+    data: Any, scale: Any, zero_point: Any, axis: int = -1, out_dtype: str = "float32"
+) -> Any:
+    """ONNX's DequantizeLinear: (data - zero_point) * scale (per axis where scale is a
+    vector), in ``out_dtype``."""
+    ndim = data.dim()
+    point = _per_axis_parameter(zero_point, ndim, axis)
+    result = (data - point) * _per_axis_parameter(scale, ndim, axis)
+    return result.to(_torch_dtype(out_dtype))
+
+
 # The reference of each walked op: a torch callable with Relax's semantics (the op's tensor
 # arguments, then its keywords, as the Python op function takes them), evaluated in float64 by
 # tvm_conformance.numerics. An op the frontends start to emit, or TVM starts to register, needs
@@ -1587,6 +1627,9 @@ REFERENCES: Mapping[str, Callable[..., Any]] = {
     "relax.nn.group_norm": _group_norm,
     "relax.nn.instance_norm": _instance_norm,
     "relax.nn.attention": _attention,
+    "relax.nn.attention_bias": _attention,
+    "relax.quantize": _quantize,
+    "relax.dequantize": _dequantize,
     "relax.meshgrid": _meshgrid,
     "relax.slice_scatter": _slice_scatter,
     "relax.bucketize": _bucketize,

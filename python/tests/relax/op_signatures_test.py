@@ -191,6 +191,7 @@ _BITWISE = (
 )  # fmt: skip
 _FLOAT16_MISSING = ("acos", "acosh", "asin", "asinh", "atan", "atan2", "cosh", "sinh")
 _INTEGER = ("int32", "int64", "bool")
+_ATTENTION = ("relax.nn.attention", "relax.nn.attention_bias")
 
 
 def _negative_axis(point: relax_signatures.Point) -> bool:
@@ -280,13 +281,13 @@ KNOWN: dict[str, tuple[Callable[[relax_signatures.Point], bool], type | None, st
         DtypeBuildFailed,
     ),
     "relax-int-attention-build-fails": (
-        lambda p: p.op == "relax.nn.attention" and p.dtype in ("int32", "int64"),
+        lambda p: p.op in _ATTENTION and p.dtype in ("int32", "int64"),
         RuntimeError,
         r"(?s)TVM supports multiple types of integer divisions, please call div.*",
         DtypeBuildFailed,
     ),
     "relax-bool-attention-build-fails": (
-        lambda p: p.op == "relax.nn.attention" and p.dtype == "bool",
+        lambda p: p.op in _ATTENTION and p.dtype == "bool",
         tvm.error.InternalError,
         r"(?s).*Cannot decide min_value for type\s*T\.bool.*",
         DtypeBuildFailed,
