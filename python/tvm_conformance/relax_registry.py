@@ -8,7 +8,8 @@ An op no frontend emits gets a base call synthesized from its Python signature
 shape pattern and dtype (in a fixed order) that TVM's struct-info inference accepts; a required
 ``shape`` the first tensor's shape (a creation op's: the candidate rank's), ``dtype`` the
 candidate dtype, its other required parameters the value ``REQUIRED_VALUES`` names for them;
-every other argument omitted (its default). Where no call with one dtype for every tensor is
+every other argument omitted (its default); a list of index tensors (``indices: Expr |
+list[Expr]``) one int64 tensor. Where no call with one dtype for every tensor is
 accepted, each tensor takes its own (``_MIXED_DTYPES``: quantize's zero point is an integer
 tensor beside float data); where omitting an optional tensor parameter makes the function emit
 another op (``R.nn.attention_bias`` without a bias is ``relax.nn.attention``), that parameter
@@ -109,6 +110,16 @@ def _is_tensor(param: inspect.Parameter) -> bool:
     return annotation is tvm.ir.Expr or annotation in ("Expr", "relax.Expr")
 
 
+def _is_index_list(param: inspect.Parameter) -> bool:
+    """A required parameter that takes a tensor or a list of them (``indices: Expr |
+    list[Expr]``: R.index_tensor's and R.index_put's index tensors, which must be integer)."""
+    return (
+        param.name == "indices"
+        and param.default is inspect.Parameter.empty
+        and "list[tvm.ir.expr.Expr]" in str(param.annotation)
+    )
+
+
 def _is_optional_tensor(param: inspect.Parameter) -> bool:
     """A parameter that takes a tensor or None, None by default (``bias: Expr | None = None``)."""
     return param.default is None and str(param.annotation) in (
@@ -152,7 +163,7 @@ def synthesized_call(op_name: str) -> tuple[relax.Call | None, str]:
         params = list(inspect.signature(function).parameters.values())
     except (AttributeError, TypeError, ValueError):
         return None, "no Python op function in tvm.relax.op"
-    tensors = [p for p in params if _is_tensor(p)]
+    tensors = [p for p in params if _is_tensor(p) or _is_index_list(p)]
     others = [p for p in params if p.default is inspect.Parameter.empty and p not in tensors]
     unknown = [p.name for p in others if p.name not in (*REQUIRED_VALUES, "shape", "dtype")]
     if not tensors and (unknown or not others):
@@ -170,10 +181,15 @@ def synthesized_call(op_name: str) -> tuple[relax.Call | None, str]:
         tensors_given = [p for p in params if p in tensors or p in given]
         emitted = ""
         for dtypes, _rank, shapes in _candidates(len(tensors_given)):
-            args = {
+            args: dict[str, Any] = {
                 p.name: relax.Var(f"a{i}", relax.TensorType(s, d))
                 for i, (p, s, d) in enumerate(zip(tensors_given, shapes, dtypes, strict=False))
             }
+            for p in tensors_given:
+                if _is_index_list(p):  # one index tensor, int64 (the candidate's shape)
+                    args[p.name] = [
+                        relax.Var(p.name, relax.TensorType(args[p.name].ty.shape, "int64"))
+                    ]
             for p in others:
                 if p.name in ("shape", "dtype"):
                     # The first tensor's shape (a creation op's: the candidate's), the dtype.

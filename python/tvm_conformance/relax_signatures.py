@@ -924,6 +924,7 @@ DOMAINS: Mapping[str, Mapping[int, str]] = {
     "relax.bucketize": {1: "sorted"},
     "relax.reverse_sequence": {1: "length"},
     "relax.quantize": {1: "positive"},  # a scale
+    "relax.index_tensor": {1: "index"},
     "relax.dequantize": {1: "positive"},
     # A shift by a negative count, or by the width or more, is undefined (C's rule).
     "relax.left_shift": {1: "non_negative"},
@@ -1471,6 +1472,12 @@ def _dequantize(
     return result.to(_torch_dtype(out_dtype))
 
 
+def _index_tensor(data: Any, indices: Any) -> Any:
+    """numpy's and torch's advanced indexing, data[I0, I1, ...] (the indices in range:
+    DOMAINS)."""
+    return data[tuple(i.long() for i in indices)]
+
+
 # The reference of each walked op: a torch callable with Relax's semantics (the op's tensor
 # arguments, then its keywords, as the Python op function takes them), evaluated in float64 by
 # tvm_conformance.numerics. An op the frontends start to emit, or TVM starts to register, needs
@@ -1629,6 +1636,7 @@ REFERENCES: Mapping[str, Callable[..., Any]] = {
     "relax.nn.attention": _attention,
     "relax.nn.attention_bias": _attention,
     "relax.quantize": _quantize,
+    "relax.index_tensor": _index_tensor,
     "relax.dequantize": _dequantize,
     "relax.meshgrid": _meshgrid,
     "relax.slice_scatter": _slice_scatter,
