@@ -330,6 +330,26 @@ _MOVES = frozenset(
         "reflection_pad3d replication_pad3d diagonal_scatter as_strided_scatter _unsafe_index_put"
     ).split()
 )
+# Moves that add instead where accumulate=True (index_put's third positional argument).
+_ACCUMULATING_PUTS = frozenset(("index_put", "_unsafe_index_put"))
+
+
+def _accumulates(args: tuple[Any, ...], kwargs: dict[str, Any]) -> bool:
+    return bool(args[3] if len(args) > 3 else kwargs.get("accumulate", False))
+
+
+def _put_partial_sums(args: tuple[Any, ...]) -> torch.Tensor:
+    """A bound on the sum over an accumulating put's additions of their squared partial sums,
+    per element: the count of additions there times the square of the data's magnitude plus
+    the values' added there (no partial sum exceeds that, in any order)."""
+    data, indices, values = args[0], args[1], args[2]
+    magnitude = torch.index_put(data.abs(), indices, values.abs(), accumulate=True)
+    count = torch.index_put(
+        torch.zeros_like(data), indices, torch.ones_like(values), accumulate=True
+    )
+    return count * magnitude**2
+
+
 # Ops whose result is one of their inputs' values chosen by comparing them (or its negation):
 # the error of the result is at most that of the input it came from.
 _SELECTIONS = frozenset(
@@ -840,7 +860,11 @@ class _Propagator(torch.fx.Interpreter):
             return _expanded(source, result) + rounding * result**2
         kind = rounding_model(n.target)
         if kind == "move":
-            return self._move(n, args, kwargs, variances, kw_variances)
+            moved = self._move(n, args, kwargs, variances, kw_variances)
+            if name in _ACCUMULATING_PUTS and _accumulates(args, kwargs):
+                # index_put(accumulate=True) adds: each addition rounds its partial sum.
+                return moved + rounding * _put_partial_sums(args)
+            return moved
         if kind == "selection":
             return self._selection(n, name, args, kwargs, result, variances)
         if kind == "indexed selection":

@@ -116,7 +116,7 @@ def _is_index_list(param: inspect.Parameter) -> bool:
     return (
         param.name == "indices"
         and param.default is inspect.Parameter.empty
-        and "list[tvm.ir.expr.Expr]" in str(param.annotation)
+        and any(f"{kind}[tvm.ir.expr.Expr]" in str(param.annotation) for kind in ("list", "tuple"))
     )
 
 

@@ -925,6 +925,7 @@ DOMAINS: Mapping[str, Mapping[int, str]] = {
     "relax.reverse_sequence": {1: "length"},
     "relax.quantize": {1: "positive"},  # a scale
     "relax.index_tensor": {1: "index"},
+    "relax.index_put": {1: "distinct_index"},
     "relax.dequantize": {1: "positive"},
     # A shift by a negative count, or by the width or more, is undefined (C's rule).
     "relax.left_shift": {1: "non_negative"},
@@ -1478,6 +1479,14 @@ def _index_tensor(data: Any, indices: Any) -> Any:
     return data[tuple(i.long() for i in indices)]
 
 
+def _index_put(data: Any, indices: Any, values: Any, accumulate: bool = False) -> Any:
+    """torch's index_put: data with values written (or added) at data[I0, ...] (the indices
+    distinct: DOMAINS, so a write without accumulating has one answer)."""
+    import torch
+
+    return torch.index_put(data, tuple(i.long() for i in indices), values, accumulate)
+
+
 # The reference of each walked op: a torch callable with Relax's semantics (the op's tensor
 # arguments, then its keywords, as the Python op function takes them), evaluated in float64 by
 # tvm_conformance.numerics. An op the frontends start to emit, or TVM starts to register, needs
@@ -1637,6 +1646,7 @@ REFERENCES: Mapping[str, Callable[..., Any]] = {
     "relax.nn.attention_bias": _attention,
     "relax.quantize": _quantize,
     "relax.index_tensor": _index_tensor,
+    "relax.index_put": _index_put,
     "relax.dequantize": _dequantize,
     "relax.meshgrid": _meshgrid,
     "relax.slice_scatter": _slice_scatter,

@@ -9,6 +9,7 @@ naming it, and the kinds of representative ops.
 
 from __future__ import annotations
 
+import numpy as np
 import pytest
 import torch
 
@@ -82,3 +83,27 @@ def _inplace_ops_with_pointwise_functional() -> list[tuple[str, str]]:
 def test_an_inplace_op_has_its_functional_twins_kind(inplace: str, functional: str) -> None:
     # mish_ and threshold_ (nn.functional's inplace=True) carry no pointwise tag of their own.
     assert numerics.rounding_model(_op(inplace)) == numerics.rounding_model(_op(functional))
+
+
+@pytest.mark.parametrize("width", [512, 4096])
+def test_an_accumulating_put_rounds_its_additions(width: int) -> None:
+    """index_put(accumulate=True) adds values into the data: its float32 result (torch's, each
+    place added to once per index) is within the rule, where a move's zero allowance refused
+    it; a result off by a hundred roundings is not; without accumulate the put stays exact."""
+    rng = np.random.default_rng(width)
+    data = torch.from_numpy(rng.standard_normal(width).astype(np.float32))
+    values = torch.from_numpy(rng.standard_normal(width).astype(np.float32))
+    index = torch.from_numpy(rng.integers(0, width // 2, width))
+
+    def put(d: torch.Tensor, v: torch.Tensor, accumulate: bool) -> torch.Tensor:
+        return torch.index_put(d, (index,), v, accumulate)
+
+    (added,) = numerics.references(lambda d, v: put(d, v, True), [data, values])
+    result = put(data, values, True)
+    assert not np.array_equal(result.double().numpy(), added.value)  # rounding happened
+    numerics.check_outputs([result.numpy()], [added])
+    off = result.double() + 100 * float(numerics.unit_roundoff("float32")) * added.magnitude
+    with pytest.raises(AssertionError, match="differ"):
+        numerics.check_outputs([off.float().numpy()], [added])
+    (moved,) = numerics.references(lambda d, v: put(d, v, False), [data, values])
+    assert not moved.magnitude.any()
