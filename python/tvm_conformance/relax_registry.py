@@ -140,9 +140,9 @@ def _shapes(rank: int, count: int) -> Iterator[list[tuple[int, ...]]]:
             yield shapes
 
 
-def _candidates(count: int) -> Iterator[tuple[tuple[str, ...], int, list[tuple[int, ...]]]]:
-    """The synthesis's candidates for ``count`` tensors, in order: (each tensor's dtype, the
-    first's rank, the shapes); first one dtype for all (``_DTYPES``), then each its own
+def _candidates(count: int) -> Iterator[tuple[tuple[str, ...], list[tuple[int, ...]]]]:
+    """The synthesis's candidates for ``count`` tensors, in order: (each tensor's dtype, their
+    shapes); first one dtype for all (``_DTYPES``), then each its own
     (``_MIXED_DTYPES``)."""
     count = max(1, count)
     mixed = [
@@ -152,7 +152,7 @@ def _candidates(count: int) -> Iterator[tuple[tuple[str, ...], int, list[tuple[i
         # Mixed dtypes at the first two ranks only (the search's time grows with the product).
         for rank in _RANKS if len(set(dtypes)) == 1 else _RANKS[:2]:
             for shapes in _shapes(rank, count):
-                yield dtypes, rank, shapes
+                yield dtypes, shapes
 
 
 def synthesized_call(op_name: str) -> tuple[relax.Call | None, str]:
@@ -180,7 +180,7 @@ def synthesized_call(op_name: str) -> tuple[relax.Call | None, str]:
     for given in ([], optional) if optional else ([],):
         tensors_given = [p for p in params if p in tensors or p in given]
         emitted = ""
-        for dtypes, _rank, shapes in _candidates(len(tensors_given)):
+        for dtypes, shapes in _candidates(len(tensors_given)):
             args: dict[str, Any] = {
                 p.name: relax.Var(f"a{i}", relax.TensorType(s, d))
                 for i, (p, s, d) in enumerate(zip(tensors_given, shapes, dtypes, strict=False))
