@@ -542,6 +542,40 @@ DEVIATIONS: tuple[Deviation, ...] = (
         tvm=">=0.26",
     ),
     Deviation(
+        id="relax-grid-sample-grid-layout",
+        area="relax",
+        expected="R.image.grid_sample(data [N, C, H, W], grid [N, H_out, W_out, 2]) returns "
+        "[N, C, H_out, W_out], as its docstring and its struct-info inference say (PyTorch's "
+        "grid_sample).",
+        actual="the legalization hands the grid to topi.image.grid_sample, which reads it as "
+        "[N, 2, H_out, W_out]: a grid of [2, 13, 10, 2] gives an output of [2, 3, 10, 2], not "
+        "[2, 3, 13, 10] (TVM 0.27 with tvm-ffi 0.1.14 and 0.1.15, TVM 0.26; the op "
+        "corpus's grid_sampler_2d records show it through the PyTorch frontend).",
+        raises="tvm_conformance.observed.GridLayoutMisread",
+        tests=(
+            "//python/tests/relax:op_signatures_test_llvm :: "
+            "test_known_deviation[llvm-relax-grid-sample-grid-layout-*]",
+        ),
+        tvm=">=0.26",
+    ),
+    Deviation(
+        id="relax-int-grid-sample-build-fails",
+        area="relax",
+        expected="R.image.grid_sample of int32 / int64 / bool tensors, which its struct-info "
+        "inference accepts, builds and samples as it does floats, or is refused when the call "
+        "is made.",
+        actual="relax.build raises RuntimeError 'TVM supports multiple types of integer "
+        "divisions, please call div, indexdiv/indexmod, floordiv/floormod  or truncdiv/truncmod "
+        "directly' while legalizing its grid's unnormalization (TVM 0.27 with tvm-ffi 0.1.14 "
+        "and 0.1.15, TVM 0.26).",
+        raises="tvm_conformance.observed.DtypeBuildFailed",
+        tests=(
+            "//python/tests/relax:op_signatures_test_llvm :: "
+            "test_known_deviation[llvm-relax-int-grid-sample-build-fails-*]",
+        ),
+        tvm=">=0.26",
+    ),
+    Deviation(
         id="relax-bool-attention-build-fails",
         area="relax",
         expected="R.nn.attention and R.nn.attention_bias of bool tensors, which their "

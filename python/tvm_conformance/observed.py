@@ -168,6 +168,11 @@ class DtypeBuildFailed(DeviationObserved):
     (its legalization's TIR refuses the dtype: a bitwise op of floats, an integer division)."""
 
 
+class GridLayoutMisread(DeviationObserved):
+    """An op read a tensor argument in another layout than the one it documents: its output's
+    shape follows the wrong axes."""
+
+
 class DtypeRunFailed(DeviationObserved):
     """An op accepted for a dtype by its struct-info inference built, and its runtime kernel
     refused the dtype when called."""

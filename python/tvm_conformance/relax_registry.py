@@ -142,15 +142,22 @@ def _shapes(rank: int, count: int) -> Iterator[list[tuple[int, ...]]]:
 
 def _candidates(count: int) -> Iterator[tuple[tuple[str, ...], list[tuple[int, ...]]]]:
     """The synthesis's candidates for ``count`` tensors, in order: (each tensor's dtype, their
-    shapes); first one dtype for all (``_DTYPES``), then each its own
-    (``_MIXED_DTYPES``)."""
+    shapes); first one float dtype for all, then each its own (``_MIXED_DTYPES``) with a float
+    first, then one of ``_DTYPES``' others for all, then each its own."""
     count = max(1, count)
     mixed = [
         d for d in itertools.product(_MIXED_DTYPES, repeat=count) if len(set(d)) > 1
     ] if count > 1 else []  # fmt: skip
-    for dtypes in [(d,) * count for d in _DTYPES] + mixed:
-        # Mixed dtypes at the first two ranks only (the search's time grows with the product).
-        for rank in _RANKS if len(set(dtypes)) == 1 else _RANKS[:2]:
+    # A float first tensor before an integer or bool one (indices beside float data: the walk
+    # varies a float call's dtypes, an integer call keeps its own).
+    same = [(d,) * count for d in _DTYPES]
+    float_first = [d for d in mixed if d[0].startswith("float")]
+    others = [d for d in mixed if d not in float_first]
+    for dtypes in same[:1] + float_first + same[1:] + others:
+        # Mixed dtypes at the first ranks only (the search's time grows with the product): a
+        # float first tensor up to rank 3 (scatter_nd's data beside its index tuples), others 2.
+        ranks = _RANKS[:3] if dtypes in float_first else _RANKS[:2]
+        for rank in _RANKS if len(set(dtypes)) == 1 else ranks:
             for shapes in _shapes(rank, count):
                 yield dtypes, shapes
 

@@ -443,7 +443,7 @@ def run_plan(
             def fn(*tensors: Any, kwargs: dict[str, Any] = kwargs) -> Any:
                 return reference(*fill_arguments(layout, tensors), **kwargs)
 
-            refs = _exact_references(fn, inputs) or numerics.references(
+            refs = _exact_references(fn, inputs, plan.op in NO_ARITHMETIC) or numerics.references(
                 fn, [torch.from_numpy(x) for x in inputs]
             )
             cache[point, seed + i] = (inputs, refs)
@@ -457,23 +457,31 @@ def run_plan(
     return failures
 
 
-def _exact_references(fn: Callable[..., Any], inputs: list[np.ndarray]) -> list[Any] | None:
-    """A point's references when its inputs and outputs are all integer or bool: the
-    reference's own result, which must match exactly (numerics.references would give the same
-    values at ten times the cost: no floating value to model the rounding of, and its
-    rounding-sized perturbations of the floating inputs, of which there are none, rerun it);
-    None for any other point."""
+# Ops that do no arithmetic on floating values (they select, count and index them; TVM's own
+# float comparisons are exact): their float outputs are input elements, compared exactly.
+NO_ARITHMETIC = frozenset({"relax.unique"})
+
+
+def _exact_references(
+    fn: Callable[..., Any], inputs: list[np.ndarray], no_arithmetic: bool = False
+) -> list[Any] | None:
+    """A point's references when its inputs and outputs are all integer or bool, or the op
+    does no arithmetic (NO_ARITHMETIC): the reference's own result, which must match exactly
+    (numerics.references would give the same values at ten times the cost: no floating value
+    to model the rounding of, and its rounding-sized perturbations of the floating inputs, of
+    which there are none, rerun it); None for any other point."""
     import torch
 
     from tvm_conformance import numerics
 
-    if any(x.dtype.kind == "f" for x in inputs):
+    if any(x.dtype.kind == "f" for x in inputs) and not no_arithmetic:
         return None
     with torch.no_grad():
         result = fn(*[torch.from_numpy(x.copy()) for x in inputs])
     outputs = list(result) if isinstance(result, (tuple, list)) else [result]
     exact = all(
-        isinstance(o, torch.Tensor) and not (o.dtype.is_floating_point or o.dtype.is_complex)
+        isinstance(o, torch.Tensor)
+        and (no_arithmetic or not (o.dtype.is_floating_point or o.dtype.is_complex))
         for o in outputs
     )
     if not exact:
@@ -767,6 +775,27 @@ def _adaptive_avg_pool(n: int) -> Callable[..., Any]:
     return run
 
 
+def _grid_sample(data: Any, grid: Any, **kw: Any) -> Any:
+    """R.image.grid_sample by torch's grid_sample (the grid channels-last, (x, y) per output
+    point, as torch's), channels-first data, in the data's dtype."""
+    import torch
+
+    _window_layouts(kw, layout="NCHW")
+    method = {"bilinear": "bilinear", "nearest": "nearest", "bicubic": "bicubic"}[
+        kw.get("method", "bilinear")
+    ]
+
+    def compute(d: Any, g: Any) -> Any:
+        work = d.to(torch.float32) if d.dtype == torch.float16 else d
+        out = torch.nn.functional.grid_sample(
+            work, g.to(work.dtype), mode=method, padding_mode=kw.get("padding_mode", "zeros"),
+            align_corners=bool(kw.get("align_corners", False)),
+        )  # fmt: skip
+        return out.to(d.dtype)
+
+    return _exact(compute)(data, grid)
+
+
 def _pixel_shuffle(data: Any, upscale_factor: int) -> Any:
     import torch
 
@@ -871,6 +900,25 @@ def _in_domain(domain: str, x: np.ndarray, first_shape: tuple[int, ...] = ()) ->
         coordinates = np.indices(x.shape).sum(axis=0) if x.ndim else np.zeros((), np.int64)
         shift = int(np.asarray(x).reshape(-1)[0]) if x.size else 0
         return np.asarray(np.mod(coordinates + shift, size), dtype=x.dtype)
+    if domain == "distinct_tuple_index":
+        # Each index tuple (the last axis, k long) a place among the first tensor's leading k
+        # axes, every tuple a different place while there are places enough (the tuples
+        # enumerate them in order, shifted by the input's first value): scatter_nd then writes
+        # each place once.
+        k = x.shape[-1] if x.ndim else 0
+        space = tuple(first_shape[:k])
+        if not k or len(space) < k:
+            return np.zeros_like(x)
+        shift = int(np.asarray(x).reshape(-1)[0]) if x.size else 0
+        places = np.mod(np.arange(x.size // k) + shift, int(np.prod(space)))
+        return np.stack(np.unravel_index(places, space), axis=-1).reshape(x.shape).astype(x.dtype)
+    if domain in ("axis_start", "axis_stop", "axis_step"):
+        # One value per axis of the first tensor (a slice's bounds), each in that axis's range:
+        # a start from 0 to size - 1, a stop from 1 to size, a step from 1 to size.
+        size = np.asarray(first_shape[: x.shape[0]] if x.ndim else (), dtype=np.int64)
+        moved = np.mod(np.abs(x.astype(np.int64)), np.maximum(size, 1))
+        out = {"axis_start": moved, "axis_stop": size - moved, "axis_step": moved + 1}[domain]
+        return out.astype(x.dtype)
     if domain == "length":  # a count along an axis of the first tensor: 1 to its size
         return np.asarray(np.mod(x, min(first_shape, default=1)) + 1, dtype=x.dtype)
     if domain == "sorted":  # ascending (boundaries)
@@ -926,6 +974,10 @@ DOMAINS: Mapping[str, Mapping[int, str]] = {
     "relax.quantize": {1: "positive"},  # a scale
     "relax.index_tensor": {1: "index"},
     "relax.index_put": {1: "distinct_index"},
+    "relax.scatter_nd": {1: "distinct_tuple_index"},
+    # Bounds in each axis's range, steps positive (numpy's clamping of bounds out of range and
+    # negative steps are not walked).
+    "relax.dynamic_strided_slice": {1: "axis_start", 2: "axis_stop", 3: "axis_step"},
     "relax.dequantize": {1: "positive"},
     # A shift by a negative count, or by the width or more, is undefined (C's rule).
     "relax.left_shift": {1: "non_negative"},
@@ -1418,12 +1470,80 @@ def _scatter_elements(
     return torch.scatter(data, axis % data.dim(), indices, updates)
 
 
+def _scatter_nd(data: Any, indices: Any, updates: Any, reduction: str = "update") -> Any:
+    """ONNX's ScatterND, which Relax documents: data with each update slice written at (or
+    combined with, by ``reduction``) the place its index tuple (indices' last axis) names (each
+    place once: DOMAINS)."""
+    import torch
+
+    k = indices.shape[-1]
+    places = indices.reshape(-1, k).long()
+    slices = updates.reshape((places.shape[0], *data.shape[k:]))
+    if reduction in ("update", "add"):
+        return torch.index_put(data, tuple(places.T), slices, accumulate=reduction == "add")
+    combine = {"mul": torch.mul, "min": torch.minimum, "max": torch.maximum}[reduction]
+    out = data.clone()
+    for place, value in zip(places.tolist(), slices, strict=True):
+        out[tuple(place)] = combine(out[tuple(place)], value)
+    return out
+
+
+def _dynamic_strided_slice(x: Any, begin: Any, end: Any, strides: Any) -> Any:
+    """numpy's x[b0:e0:s0, b1:e1:s1, ...] with the bounds as tensors (in range and the strides
+    positive: DOMAINS); the kept positions are a mask, not values read out of the bounds (the
+    float64 tracing of numerics cannot read a tensor's value)."""
+    import torch
+
+    out = x
+    for axis in range(begin.shape[0]):
+        position = torch.arange(x.shape[axis])
+        first, stop, step = begin[axis], end[axis], strides[axis]
+        on_step = torch.remainder(position - first, step) == 0
+        keep = (position >= first) & (position < stop) & on_step
+        out = torch.index_select(out, axis, torch.nonzero(keep).reshape(-1))
+    return out
+
+
+def _unique(
+    x: Any, sorted: bool = True, return_index: bool = False, return_inverse: bool = False,
+    return_counts: bool = False, axis: int | None = None,
+) -> Any:  # fmt: skip
+    """numpy's unique (of the flattened input, or of slices along ``axis``): the distinct
+    values ascending, or with ``sorted`` False in the order they first occur; then, as asked,
+    each one's first index, each input's index among them, and their counts."""
+    import torch
+
+    values, inverse, counts = torch.unique(
+        x, sorted=True, return_inverse=True, return_counts=True, dim=axis
+    )
+    inverse = inverse.reshape(-1)
+    positions = torch.arange(inverse.numel())
+    first = torch.full((counts.numel(),), inverse.numel()).scatter_reduce(
+        0, inverse, positions, "amin"
+    )
+    if not sorted:  # by first occurrence
+        order = torch.argsort(first)
+        rank = torch.empty_like(order).scatter_(0, order, torch.arange(order.numel()))
+        values = values[order] if axis is None else values.index_select(axis, order)
+        first, counts, inverse = first[order], counts[order], rank[inverse]
+    if axis is None:
+        inverse = inverse.reshape(x.shape)
+    wanted = [values, *[t for t, want in zip(
+        (first, inverse, counts), (return_index, return_inverse, return_counts), strict=True
+    ) if want]]  # fmt: skip
+    return wanted[0] if len(wanted) == 1 else tuple(wanted)
+
+
 def _gather_nd(data: Any, indices: Any, batch_dims: int = 0) -> Any:
     """numpy-style gather_nd (the indices in range: DOMAINS): ``indices``' first axis indexes
     the leading axes of ``data``, out[y] = data[indices[0, y], ..., indices[m - 1, y]]."""
     if batch_dims != 0:
         raise NotImplementedError(f"batch_dims={batch_dims}")
-    return data[tuple(indices[i] for i in range(indices.shape[0]))]
+    import torch
+
+    # aten.index, not Python indexing: a 0-d index (indices of one axis) stays a tensor (the
+    # float64 tracing of numerics cannot read its value out).
+    return torch.ops.aten.index.Tensor(data, [indices[i].long() for i in range(indices.shape[0])])
 
 
 def _reverse_sequence(data: Any, seq_lengths: Any, seq_axis: int = 1, batch_axis: int = 0) -> Any:
@@ -1655,6 +1775,10 @@ REFERENCES: Mapping[str, Callable[..., Any]] = {
     "relax.reverse_sequence": _reverse_sequence,
     "relax.strided_slice": _strided_slice,
     "relax.scatter_elements": _scatter_elements,
+    "relax.scatter_nd": _scatter_nd,
+    "relax.image.grid_sample": _grid_sample,
+    "relax.unique": _unique,
+    "relax.dynamic_strided_slice": _dynamic_strided_slice,
     # Creation ops (no tensor argument but full's fill value): their own calls, in their dtype.
     "relax.zeros": _filled(0),
     "relax.ones": _filled(1),
@@ -1678,11 +1802,12 @@ REFERENCES: Mapping[str, Callable[..., Any]] = {
 # Ops with a base call (collected or synthesized) that the walk does not drive yet, each with the
 # reason (//python/tests/relax:op_signatures_test shows each as a skip and fails on an op with
 # neither a reference nor a reason).
-_INDICES = (
-    "a scatter by a tensor of indices: the walk's in-range indices repeat, and which update "
-    "lands at a repeated index (reduction 'update') is unspecified; no reference adapter yet"
+_RESIZE = (
+    "integer data: topi interpolates in float32 and truncates, so where the exact value is an "
+    "integer float32's rounding decides the result (resize3d's int32 / int64 points, 2026-12-06: "
+    "1 of 162 elements off by one), and the walk's exact integer rule has no allowance for it; "
+    "float data match torch's interpolate (linear, half_pixel and align_corners: probed 2026-12-06)"
 )
-_WINDOW = "no reference adapter yet (layouts and window arithmetic of the N-d form)"
 UNREFERENCED: Mapping[str, str] = {
     "relax.median": "not walked in this process: with two or more axes (its signature takes a "
     "list, the struct-info inference accepts it) the legalization (TVM 0.27) sorts along the "
@@ -1690,17 +1815,11 @@ UNREFERENCED: Mapping[str, str] = {
     "out-of-bounds read, which needs a child process of its own; also seen (2026-12-06): "
     "keepdims=True without an axis gives shape (1,) for a 2-d input, not (1, 1), and bool "
     "raises 'Unsupported input dtype: bool' when called",
-    "relax.image.grid_sample": _WINDOW,
-    "relax.image.resize2d": _WINDOW,
-    "relax.image.resize3d": _WINDOW,
+    "relax.image.resize2d": _RESIZE,
+    "relax.image.resize3d": _RESIZE,
     # Registered ops no frontend emits (issue 69): a base call synthesized from the signature,
     # not walked yet.
     "relax.nn.attention_var_len": "no reference adapter yet (variable-length sequences: "
     "seqstart offsets and maximum lengths as tensors)",
-    "relax.unique": "sorted=False's order and the return_index / return_inverse / "
-    "return_counts tuple outputs: no reference adapter yet",
-    "relax.scatter_nd": _INDICES,
-    "relax.dynamic_strided_slice": "begin / end / strides as tensors: the walk's inputs do "
-    "not keep them in range yet",
     "relax.vision.get_valid_counts": "box data (score and id columns): no reference adapter yet",
 }

@@ -52,6 +52,7 @@ from tvm_conformance.observed import (
     DefaultArgumentBuildFailed,
     DtypeBuildFailed,
     DtypeRunFailed,
+    GridLayoutMisread,
     InfiniteIntBoundClamped,
     InfiniteIntBoundFailed,
     LegalizationMissing,
@@ -291,6 +292,18 @@ KNOWN: dict[str, tuple[Callable[[relax_signatures.Point], bool], type | None, st
         tvm.error.InternalError,
         r"(?s).*Cannot decide min_value for type\s*T\.bool.*",
         DtypeBuildFailed,
+    ),
+    "relax-int-grid-sample-build-fails": (
+        lambda p: p.op == "relax.image.grid_sample" and p.dtype in _INTEGER,
+        RuntimeError,
+        r"(?s)TVM supports multiple types of integer divisions, please call div.*",
+        DtypeBuildFailed,
+    ),
+    "relax-grid-sample-grid-layout": (
+        lambda p: p.op == "relax.image.grid_sample" and p.dtype.startswith("float"),
+        None,
+        r"output 0: shape \(2, 3, 10, 2\) differs from \(2, 3, 13, 10\) .*",
+        GridLayoutMisread,
     ),
     "relax-int-instance-norm-build-fails": (
         lambda p: p.op == "relax.nn.instance_norm" and p.dtype in _INTEGER,
