@@ -9,9 +9,10 @@ shape pattern and dtype (in a fixed order) that TVM's struct-info inference acce
 ``shape`` the first tensor's shape (a creation op's: the candidate rank's), ``dtype`` the
 candidate dtype, its other required parameters the value ``REQUIRED_VALUES`` names for them;
 every other argument omitted (its default); a list of index tensors (``indices: Expr |
-list[Expr]``) one int64 tensor. Where no call with one dtype for every tensor is
-accepted, each tensor takes its own (``_MIXED_DTYPES``: quantize's zero point is an integer
-tensor beside float data); where omitting an optional tensor parameter makes the function emit
+list[Expr]``) one int64 tensor. Where no call with float32 for every tensor is accepted, a
+float first tensor beside tensors of other dtypes comes next (``_MIXED_DTYPES``: quantize's
+integer zero point, scatter_nd's integer indices beside float data), then one integer or bool
+dtype for all, then any mix; where omitting an optional tensor parameter makes the function emit
 another op (``R.nn.attention_bias`` without a bias is ``relax.nn.attention``), that parameter
 is given too. The walk's forms (axis, keepdims, dtypes) then start from that call.
 
