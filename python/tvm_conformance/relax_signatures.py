@@ -443,9 +443,12 @@ def run_plan(
             def fn(*tensors: Any, kwargs: dict[str, Any] = kwargs) -> Any:
                 return reference(*fill_arguments(layout, tensors), **kwargs)
 
-            refs = _exact_references(fn, inputs, plan.op in NO_ARITHMETIC) or numerics.references(
-                fn, [torch.from_numpy(x) for x in inputs]
-            )
+            if plan.op in FLOAT32_TRUNCATED and not any(x.dtype.kind == "f" for x in inputs):
+                refs = _truncated_references(fn, inputs)
+            else:
+                refs = _exact_references(
+                    fn, inputs, plan.op in NO_ARITHMETIC
+                ) or numerics.references(fn, [torch.from_numpy(x) for x in inputs])
             cache[point, seed + i] = (inputs, refs)
         inputs, refs = cache[point, seed + i]
         result = vm[f"{prefix}p{i}"](*[tvm.runtime.tensor(x, dev) for x in inputs])
@@ -460,6 +463,36 @@ def run_plan(
 # Ops that do no arithmetic on floating values (they select, count and index them; TVM's own
 # float comparisons are exact): their float outputs are input elements, compared exactly.
 NO_ARITHMETIC = frozenset({"relax.unique"})
+
+
+# Ops whose legalization computes integer and bool data in float32 and converts the result
+# back (topi's resize: its "float" is float32): where the exact value is an integer (bool: 0),
+# float32's rounding may put the result on either side of it.
+FLOAT32_TRUNCATED = frozenset({"relax.image.resize2d", "relax.image.resize3d"})
+
+
+def _truncated_references(fn: Callable[..., Any], inputs: list[np.ndarray]) -> list[Any]:
+    """A point's references for integer or bool data that the op computes in float32
+    (FLOAT32_TRUNCATED): the reference's own result (float64, truncated; bool: nonzero), or
+    the conversion of the float64 value moved either way by the float32 computation's
+    rounding allowance (numerics' model of the same computation on the data as float32)."""
+    import torch
+
+    from tvm_conformance import numerics
+
+    with torch.no_grad():
+        result = fn(*[torch.from_numpy(x.copy()) for x in inputs])
+    outputs = list(result) if isinstance(result, (tuple, list)) else [result]
+    as_float = [torch.from_numpy(x.astype(np.float32)) for x in inputs]
+    references = []
+    for own, computed in zip(outputs, numerics.references(fn, as_float), strict=True):
+        value = own.numpy()
+        allowed = computed.allowed_error()
+        moved = [computed.value - allowed, computed.value + allowed]
+        convert = (lambda v: v != 0) if value.dtype == bool else np.trunc
+        candidates = (value, *(np.asarray(convert(v)).astype(value.dtype) for v in moved))
+        references.append(numerics.Reference(value, value.dtype, None, candidates))
+    return references
 
 
 def _exact_references(
@@ -771,6 +804,49 @@ def _adaptive_avg_pool(n: int) -> Callable[..., Any]:
         size = _per_axis(list(data.shape[2:]) if output_size is None else output_size, n)
         pool = getattr(torch.nn.functional, f"adaptive_avg_pool{n}d")
         return _exact(lambda d: pool(d, size))(data)
+
+    return run
+
+
+def _resize(n: int) -> Callable[..., Any]:
+    """R.image.resize2d / 3d (ONNX's Resize, which Relax follows) in channels-first layouts by
+    torch's interpolation: linear with the half_pixel (pytorch_half_pixel past one output) or
+    align_corners coordinates, nearest with asymmetric coordinates and floor; the whole image
+    (no roi), the input's dtype (integer data: FLOAT32_TRUNCATED). Any other form is refused
+    here."""
+
+    def run(data: Any, size: Any, roi: Any = None, **kw: Any) -> Any:
+        import torch
+
+        _window_layouts(kw, layout=f"NC{_SPATIAL[n]}")
+        mode = kw.get("coordinate_transformation_mode", "half_pixel")
+        method = kw.get("method", "linear")
+        if any(float(v) for v in np.ravel(roi if roi is not None else 0.0)):
+            raise NotImplementedError(f"roi {roi}")
+        if kw.get("out_dtype") not in (None, ""):
+            raise NotImplementedError(f"out_dtype {kw['out_dtype']!r}")
+        output = _per_axis(size if isinstance(size, int) else list(size), n)
+        if method == "linear" and mode in ("half_pixel", "align_corners", "pytorch_half_pixel"):
+            if mode == "pytorch_half_pixel" and min(output) <= 1:
+                raise NotImplementedError("pytorch_half_pixel to one output")
+            interpolation = {1: "linear", 2: "bilinear", 3: "trilinear"}[n]
+            align = mode == "align_corners"
+        elif method == "nearest_neighbor" and mode == "asymmetric":
+            if kw.get("rounding_method", "round") != "floor":
+                raise NotImplementedError(f"rounding_method {kw.get('rounding_method')!r}")
+            interpolation, align = "nearest", None
+        else:
+            raise NotImplementedError(f"method {method!r} with {mode!r} coordinates")
+
+        def compute(d: Any) -> Any:
+            # torch's CPU interpolation has no float16 kernel: float32 holds float16's values.
+            work = d.to(torch.float32) if d.dtype == torch.float16 else d
+            out = torch.nn.functional.interpolate(
+                work, size=output, mode=interpolation, align_corners=align
+            )
+            return out.to(d.dtype)
+
+        return _exact(compute)(data)
 
     return run
 
@@ -1777,6 +1853,8 @@ REFERENCES: Mapping[str, Callable[..., Any]] = {
     "relax.scatter_elements": _scatter_elements,
     "relax.scatter_nd": _scatter_nd,
     "relax.image.grid_sample": _grid_sample,
+    "relax.image.resize2d": _resize(2),
+    "relax.image.resize3d": _resize(3),
     "relax.unique": _unique,
     "relax.dynamic_strided_slice": _dynamic_strided_slice,
     # Creation ops (no tensor argument but full's fill value): their own calls, in their dtype.
@@ -1802,12 +1880,6 @@ REFERENCES: Mapping[str, Callable[..., Any]] = {
 # Ops with a base call (collected or synthesized) that the walk does not drive yet, each with the
 # reason (//python/tests/relax:op_signatures_test shows each as a skip and fails on an op with
 # neither a reference nor a reason).
-_RESIZE = (
-    "integer data: topi interpolates in float32 and truncates, so where the exact value is an "
-    "integer float32's rounding decides the result (resize3d's int32 / int64 points, 2026-12-06: "
-    "1 of 162 elements off by one), and the walk's exact integer rule has no allowance for it; "
-    "float data match torch's interpolate (linear, half_pixel and align_corners: probed 2026-12-06)"
-)
 UNREFERENCED: Mapping[str, str] = {
     "relax.median": "not walked in this process: with two or more axes (its signature takes a "
     "list, the struct-info inference accepts it) the legalization (TVM 0.27) sorts along the "
@@ -1815,8 +1887,6 @@ UNREFERENCED: Mapping[str, str] = {
     "out-of-bounds read, which needs a child process of its own; also seen (2026-12-06): "
     "keepdims=True without an axis gives shape (1,) for a 2-d input, not (1, 1), and bool "
     "raises 'Unsupported input dtype: bool' when called",
-    "relax.image.resize2d": _RESIZE,
-    "relax.image.resize3d": _RESIZE,
     # Registered ops no frontend emits (issue 69): a base call synthesized from the signature,
     # not walked yet.
     "relax.nn.attention_var_len": "no reference adapter yet (variable-length sequences: "
