@@ -12,6 +12,8 @@ signature (``inspect.signature(tvm.relax.op.<name>)``) is walked from it:
   an int is admitted, every tuple of two or more axes and the whole tuple written negatively
   where a list is admitted;
 - a bool argument (``keepdims``, ``center``, ...): both ways, crossed with every axis form;
+- a string argument: every value its docstring's entry quotes (``documented_modes``: TVM's own
+  list of the modes, R.nn.pad's "reflect", R.topk's "values");
 - every dtype of ``DTYPES`` for the tensor arguments.
 
 A point TVM refuses while it builds the call (struct-info inference, the argument's FFI
@@ -207,10 +209,41 @@ class OpPlan:
     shapes: list[list[tuple[tuple[int, ...], str]]]
     refused: dict[Point, str]
     module: tvm.IRModule | None
+    # Accepted points whose form the op's reference does not model (its NotImplementedError's
+    # message): not built, shown as unchecked, never counted as matching.
+    unchecked: dict[Point, str] = dataclasses.field(default_factory=dict)
 
 
-def _forms(param: inspect.Parameter, base: Any, ndim: int) -> list[Any]:
-    """The forms of one keyword argument: ``inspect._empty`` stands for 'omitted'."""
+def documented_modes(function: Callable[..., Any], name: str) -> list[str]:
+    """The values a string parameter's entry in ``function``'s numpy-style docstring names,
+    in order, each once: the modes TVM documents for it. An entry names them quoted
+    (``"constant", "reflect"``), in brackets (``[round, floor, ceil]``), as bullets
+    (``- wrap: wrap around the indices``) or after a colon (``Type of reduction to apply:
+    update, add, mul``)."""
+    doc = inspect.getdoc(function) or ""
+    entry = re.search(
+        rf"^{re.escape(name)}\s*:.*?(?=^\w+\s*:|^Returns\b|\Z)", doc, re.MULTILINE | re.DOTALL
+    )
+    if entry is None:
+        return []
+    text = entry.group(0).split("\n", 1)[1] if "\n" in entry.group(0) else ""
+    word = r"[A-Za-z_][\w-]*"
+    found = re.findall(rf"[\"']({word})[\"']", text)
+    for listed in re.findall(rf"\[\s*({word}(?:\s*,\s*(?:and\s+)?{word})+)\s*\]", text):
+        found += re.findall(word, listed.replace(" and ", " "))
+    found += re.findall(rf"^\s*-\s+({word})\b", text, re.MULTILINE)
+    for listed in re.findall(rf":\s*({word}(?:,\s*{word}){{2,}})\.", text):
+        found += re.findall(word, listed)
+    return list(dict.fromkeys(found))
+
+
+def _is_string(param: inspect.Parameter) -> bool:
+    return "str" in str(param.annotation) or isinstance(param.default, str)
+
+
+def _forms(param: inspect.Parameter, base: Any, ndim: int, modes: Iterable[str] = ()) -> list[Any]:
+    """The forms of one keyword argument: ``inspect._empty`` stands for 'omitted'; ``modes``
+    the values a string argument's documentation names."""
     omitted = inspect.Parameter.empty
     annotation = str(param.annotation)
     if param.annotation is omitted and param.default is not omitted:
@@ -233,6 +266,8 @@ def _forms(param: inspect.Parameter, base: Any, ndim: int) -> list[Any]:
         forms += [False, True]
     if base is not omitted and not any(_same(base, f) for f in forms):
         forms.append(base)
+    # Each documented mode given explicitly (the default's too: omitted and given must agree).
+    forms += [m for m in modes if not any(_same(m, f) for f in forms)]
     return forms
 
 
@@ -260,7 +295,8 @@ def walk(
         base = inspect.Parameter.empty
         if attrs is not None and param.name in dir(attrs):
             base = _python_value(getattr(attrs, param.name))
-        per_param.append((param.name, _forms(param, base, ndim)))
+        modes = documented_modes(function, param.name) if _is_string(param) else []
+        per_param.append((param.name, _forms(param, base, ndim, modes)))
         bases[param.name] = base
     # The axis arguments and keepdims are crossed (keepdims both ways for every axis form); every
     # other argument varies alone, the rest at their first form (omitted, else the base).
@@ -362,13 +398,15 @@ def fill_arguments(layout: list[Any], tensors: Iterable[Any]) -> list[Any]:
 
 def plan_op(
     op_name: str, call: relax.Call, skip: Callable[[Point], bool] = lambda _: False,
-    crossed: bool = True, only_base: bool = False,
+    crossed: bool = True, only_base: bool = False, checked_only: bool = True,
 ) -> OpPlan:  # fmt: skip
     """Walk ``op_name`` from ``call`` and build the module of every point TVM accepts (and
-    ``skip`` does not set aside)."""
+    ``skip`` does not set aside); with ``checked_only``, not those whose form the op's
+    reference does not model (``unchecked``: a known deviation's points are built whatever
+    the reference models)."""
     function = python_op(op_name)
     builder = relax.BlockBuilder()
-    points, shapes, refused = [], [], {}
+    points, shapes, refused, unchecked = [], [], {}, {}
     for point in walk(op_name, call, crossed, only_base):
         params, args = _args(call, point.dtype)
         kwargs = {k: list(v) if isinstance(v, tuple) else v for k, v in point.kwargs}
@@ -381,14 +419,47 @@ def plan_op(
             continue
         if skip(point):
             continue
+        shape = [(tuple(int(d) for d in p.ty.shape.values), str(p.ty.dtype)) for p in params]
+        why = reference_refusal(op_name, call, point, shape) if checked_only else None
+        if why is not None:
+            unchecked[point] = why
+            continue
         name = f"p{len(points)}"
         with builder.function(name, params):
             out = builder.emit(expr)
             builder.emit_func_output(out)
         points.append(point)
-        shapes.append([(tuple(int(d) for d in p.ty.shape.values), str(p.ty.dtype)) for p in params])
+        shapes.append(shape)
     module = builder.get() if points else None
-    return OpPlan(op_name, points, shapes, refused, module)
+    return OpPlan(op_name, points, shapes, refused, module, unchecked)
+
+
+def reference_refusal(
+    op_name: str, call: relax.Call, point: Point, shapes: list[tuple[tuple[int, ...], str]]
+) -> str | None:
+    """Why the op's reference does not model the point's form (its NotImplementedError: a
+    mode, layout or argument it does not compute), else None (also for an op without one)."""
+    import torch
+
+    reference = REFERENCES.get(op_name)
+    if reference is None:
+        return None
+    inputs = [torch.from_numpy(x) for x in inputs_for(shapes, 0)]
+    try:
+        with torch.no_grad():
+            reference(*fill_arguments(reference_arguments(call), inputs), **dict(point.kwargs))
+    except NotImplementedError as err:
+        # The kit's own refusal only (raised in this module): torch's NotImplementedError for a
+        # kernel it lacks is the point's check's to report.
+        frame = err.__traceback__
+        while frame is not None and frame.tb_next is not None:
+            frame = frame.tb_next
+        if frame is not None and frame.tb_frame.f_code.co_filename == __file__:
+            return str(err) or "NotImplementedError"
+        return None
+    except Exception:  # noqa: BLE001 - the point's check (run_plan) reports any other failure
+        return None
+    return None
 
 
 def last_sentence(message: str) -> str:
@@ -811,7 +882,8 @@ def _adaptive_avg_pool(n: int) -> Callable[..., Any]:
 def _resize(n: int) -> Callable[..., Any]:
     """R.image.resize2d / 3d (ONNX's Resize, which Relax follows) in channels-first layouts by
     torch's interpolation: linear with the half_pixel (pytorch_half_pixel past one output) or
-    align_corners coordinates, nearest with asymmetric coordinates and floor; the whole image
+    align_corners coordinates, 2-d cubic with those, nearest with asymmetric coordinates and
+    floor; the whole image
     (no roi), the input's dtype (integer data: FLOAT32_TRUNCATED). Any other form is refused
     here."""
 
@@ -831,6 +903,11 @@ def _resize(n: int) -> Callable[..., Any]:
                 raise NotImplementedError("pytorch_half_pixel to one output")
             interpolation = {1: "linear", 2: "bilinear", 3: "trilinear"}[n]
             align = mode == "align_corners"
+        elif method == "cubic" and mode in ("half_pixel", "align_corners"):
+            # torch's bicubic: Keys' kernel with a = -0.75, border pixels repeated.
+            if n != 2 or float(kw.get("cubic_alpha", -0.75)) != -0.75 or kw.get("cubic_exclude"):
+                raise NotImplementedError("cubic other than 2-d, a = -0.75, no exclusion")
+            interpolation, align = "bicubic", mode == "align_corners"
         elif method == "nearest_neighbor" and mode == "asymmetric":
             if kw.get("rounding_method", "round") != "floor":
                 raise NotImplementedError(f"rounding_method {kw.get('rounding_method')!r}")
@@ -1194,12 +1271,24 @@ def _split(x: Any, indices_or_sections: Any, axis: int = 0) -> Any:
 
 
 def _pad(data: Any, pad_width: Any, pad_mode: Any = "constant", pad_value: Any = 0.0) -> Any:
+    """torch's pad (numpy's modes: "reflect" without the edge, "replicate" numpy's "edge",
+    "circular" numpy's "wrap"); torch pads the trailing axes only: leading axes padded by
+    nothing are dropped from the list."""
     import torch
 
-    if pad_mode not in (None, "constant"):
+    mode = {None: "constant", "constant": "constant", "reflect": "reflect",
+            "replicate": "replicate", "circular": "circular"}.get(pad_mode)  # fmt: skip
+    if mode is None:
         raise NotImplementedError(f"pad_mode {pad_mode!r}")
     pairs = [pad_width[i : i + 2] for i in range(0, len(pad_width), 2)]
     flat = [int(v) for pair in reversed(pairs) for v in pair]
+    if mode != "constant":
+        while flat and not any(flat[-2:]):
+            flat = flat[:-2]  # torch's reflect / replicate / circular pad 1-3 trailing axes
+        if len(flat) // 2 > min(3, data.dim() - 1):
+            raise NotImplementedError(f"pad_mode {pad_mode!r} on {len(flat) // 2} axes")
+        # Its non-constant modes want a float tensor: integers in float64, exact.
+        return _exact(lambda t: torch.nn.functional.pad(t, flat, mode=mode))(data)
     value = 0.0 if pad_value is None else pad_value
     return _exact(lambda t: torch.nn.functional.pad(t, flat, value=value))(data)
 
@@ -1534,16 +1623,31 @@ def _strided_slice(
     return out
 
 
+def _scatter_combine(reduction: str, old: Any, new: Any) -> Any:
+    """A scatter's value at a place written once: the update, or the place's value combined with
+    it as Relax documents (``add``, ``mul``, ``mean``: their average, ``max``, ``min``;
+    integers in float64, truncated back; bool: nonzero)."""
+    import torch
+
+    combine = {
+        "update": lambda a, b: b, "add": torch.add, "mul": torch.mul,
+        "mean": lambda a, b: (a + b) / 2, "max": torch.maximum, "min": torch.minimum,
+    }.get(reduction)  # fmt: skip
+    if combine is None:
+        raise NotImplementedError(f"reduction {reduction!r}")
+    return _exact(combine)(old, new)
+
+
 def _scatter_elements(
     data: Any, indices: Any, updates: Any, axis: int = 0, reduction: str = "update"
 ) -> Any:
     """torch's scatter: data with updates[i] written at indices[i] along ``axis`` (each place
-    once: DOMAINS)."""
+    once: DOMAINS), combined with the place's value by ``reduction``."""
     import torch
 
-    if reduction != "update":
-        raise NotImplementedError(f"reduction {reduction!r}")
-    return torch.scatter(data, axis % data.dim(), indices, updates)
+    dim = axis % data.dim()
+    old = torch.gather(data, dim, indices.long())
+    return torch.scatter(data, dim, indices.long(), _scatter_combine(reduction, old, updates))
 
 
 def _scatter_nd(data: Any, indices: Any, updates: Any, reduction: str = "update") -> Any:
@@ -1553,15 +1657,10 @@ def _scatter_nd(data: Any, indices: Any, updates: Any, reduction: str = "update"
     import torch
 
     k = indices.shape[-1]
-    places = indices.reshape(-1, k).long()
-    slices = updates.reshape((places.shape[0], *data.shape[k:]))
-    if reduction in ("update", "add"):
-        return torch.index_put(data, tuple(places.T), slices, accumulate=reduction == "add")
-    combine = {"mul": torch.mul, "min": torch.minimum, "max": torch.maximum}[reduction]
-    out = data.clone()
-    for place, value in zip(places.tolist(), slices, strict=True):
-        out[tuple(place)] = combine(out[tuple(place)], value)
-    return out
+    places = tuple(indices.reshape(-1, k).long().T)
+    slices = updates.reshape((places[0].shape[0], *data.shape[k:]))
+    combined = _scatter_combine(reduction, torch.ops.aten.index.Tensor(data, list(places)), slices)
+    return torch.index_put(data, places, combined)
 
 
 def _dynamic_strided_slice(x: Any, begin: Any, end: Any, strides: Any) -> Any:
