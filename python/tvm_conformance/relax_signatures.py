@@ -12,6 +12,7 @@ signature (``inspect.signature(tvm.relax.op.<name>)``) is walked from it:
   an int is admitted, every tuple of two or more axes and the whole tuple written negatively
   where a list is admitted;
 - a bool argument (``keepdims``, ``center``, ...): both ways, crossed with every axis form;
+  a bool the call passes as an argument, not an attribute (R.unique's ``sorted``): both ways;
 - a string argument: every value its docstring's entry quotes (``documented_modes``: TVM's own
   list of the modes, R.nn.pad's "reflect", R.topk's "values");
 - every dtype of ``DTYPES`` for the tensor arguments.
@@ -279,6 +280,29 @@ def _tensor_arg_count(call: relax.Call) -> int:
     return len(call.args)
 
 
+def bool_arguments(op_name: str, call: relax.Call) -> dict[str, int]:
+    """The call's constant bool arguments (R.unique's ``sorted``, ``return_index``, ...): each
+    one's parameter name and position. They are walked both ways, as a bool attribute is."""
+    names = list(inspect.signature(python_op(op_name)).parameters)
+    return {
+        names[i]: i
+        for i, arg in enumerate(call.args)
+        if i < len(names) and isinstance(arg, tvm.tirx.IntImm) and str(arg.ty) == "bool"
+    }
+
+
+def in_place(
+    positions: Mapping[str, int], args: list[Any], kwargs: Mapping[str, Any]
+) -> tuple[list[Any], dict[str, Any]]:
+    """``args`` and ``kwargs`` with each keyword that names a positional argument
+    (``bool_arguments``) moved into its place."""
+    args, rest = list(args), dict(kwargs)
+    for name, i in positions.items():
+        if name in rest:
+            args[i] = rest.pop(name)
+    return args, rest
+
+
 def walk(
     op_name: str, call: relax.Call, crossed: bool = True, only_base: bool = False
 ) -> list[Point]:
@@ -291,6 +315,10 @@ def walk(
     attrs = call.attrs
     ndim = base_ndim(call)
     per_param, bases = [], {}
+    for name in bool_arguments(op_name, call):
+        # Omitted: the call's own value, in its place.
+        per_param.append((name, [inspect.Parameter.empty, False, True]))
+        bases[name] = inspect.Parameter.empty
     for param in params:
         base = inspect.Parameter.empty
         if attrs is not None and param.name in dir(attrs):
@@ -405,11 +433,13 @@ def plan_op(
     reference does not model (``unchecked``: a known deviation's points are built whatever
     the reference models)."""
     function = python_op(op_name)
+    positions = bool_arguments(op_name, call)
     builder = relax.BlockBuilder()
     points, shapes, refused, unchecked = [], [], {}, {}
     for point in walk(op_name, call, crossed, only_base):
         params, args = _args(call, point.dtype)
         kwargs = {k: list(v) if isinstance(v, tuple) else v for k, v in point.kwargs}
+        args, kwargs = in_place(positions, args, kwargs)
         try:
             # The struct-info inference runs when the call is normalized: a refusal there is
             # TVM saying the op does not take these arguments.
@@ -445,9 +475,14 @@ def reference_refusal(
     if reference is None:
         return None
     inputs = [torch.from_numpy(x) for x in inputs_for(shapes, 0)]
+    args, kwargs = in_place(
+        bool_arguments(op_name, call),
+        fill_arguments(reference_arguments(call), inputs),
+        dict(point.kwargs),
+    )
     try:
         with torch.no_grad():
-            reference(*fill_arguments(reference_arguments(call), inputs), **dict(point.kwargs))
+            reference(*args, **kwargs)
     except NotImplementedError as err:
         # The kit's own refusal only (raised in this module): torch's NotImplementedError for a
         # kernel it lacks is the point's check's to report.
@@ -502,6 +537,7 @@ def run_plan(
 
     reference = REFERENCES[plan.op]
     layout = reference_arguments(call)
+    positions = bool_arguments(plan.op, call)
     failures = []
     cache = {} if cache is None else cache
     for i, (point, shapes) in enumerate(zip(plan.points, plan.shapes, strict=True)):
@@ -512,7 +548,8 @@ def run_plan(
             kwargs = dict(point.kwargs)
 
             def fn(*tensors: Any, kwargs: dict[str, Any] = kwargs) -> Any:
-                return reference(*fill_arguments(layout, tensors), **kwargs)
+                args, rest = in_place(positions, fill_arguments(layout, tensors), kwargs)
+                return reference(*args, **rest)
 
             if plan.op in FLOAT32_TRUNCATED and not any(x.dtype.kind == "f" for x in inputs):
                 refs = _truncated_references(fn, inputs)
@@ -1128,6 +1165,8 @@ DOMAINS: Mapping[str, Mapping[int, str]] = {
     "relax.index_tensor": {1: "index"},
     "relax.index_put": {1: "distinct_index"},
     "relax.scatter_nd": {1: "distinct_tuple_index"},
+    # Whole numbers: floats that repeat, so unique's counts and inverse are not trivial.
+    "relax.unique": {0: "integral"},
     # Bounds in each axis's range, steps positive (numpy's clamping of bounds out of range and
     # negative steps are not walked).
     "relax.dynamic_strided_slice": {1: "axis_start", 2: "axis_stop", 3: "axis_step"},
