@@ -916,13 +916,47 @@ def _adaptive_avg_pool(n: int) -> Callable[..., Any]:
     return run
 
 
+# Where each output position x samples the input along an axis of ``length`` (out of ``out``),
+# as ONNX's Resize and topi define the modes torch's interpolation does not take; ``start`` and
+# ``end``: the roi's, in fractions of the axis.
+_SOURCE_COORDINATES: Mapping[str, Callable[..., Any]] = {
+    "asymmetric": lambda x, length, out, start, end: x * (length / out),
+    "tf_half_pixel_for_nn": lambda x, length, out, start, end: (x + 0.5) * (length / out),
+    "tf_crop_and_resize": lambda x, length, out, start, end: (
+        start * (length - 1) + x * ((end - start) * (length - 1) / (out - 1))
+        if out > 1
+        else x * 0 + 0.5 * (start + end) * (length - 1)
+    ),
+}
+
+
+def _lerp_axis(data: Any, axis: int, coords: Any, outside: float | None) -> Any:
+    """Linear interpolation of ``data`` along ``axis`` at ``coords``: a * (1 - t) + b * t
+    between the two nearest positions, clamped to the axis; with ``outside``, that value where
+    a coordinate falls off the axis (tf_crop_and_resize's extrapolation)."""
+    import torch
+
+    length = data.shape[axis]
+    first = torch.floor(coords)
+    t = coords - first
+    lower = first.to(torch.int64).clamp(0, length - 1)
+    upper = (first.to(torch.int64) + 1).clamp(0, length - 1)
+    shape = [-1 if d == axis else 1 for d in range(data.dim())]
+    w = t.reshape(shape)
+    out = data.index_select(axis, lower) * (1 - w) + data.index_select(axis, upper) * w
+    if outside is None:
+        return out
+    off = ((coords < 0) | (coords > length - 1)).reshape(shape)
+    return torch.where(off, torch.full_like(out, outside), out)
+
+
 def _resize(n: int) -> Callable[..., Any]:
     """R.image.resize2d / 3d (ONNX's Resize, which Relax follows) in channels-first layouts by
     torch's interpolation: linear with the half_pixel (pytorch_half_pixel past one output) or
     align_corners coordinates, 2-d cubic with those, nearest with asymmetric coordinates and
-    floor; the whole image
-    (no roi), the input's dtype (integer data: FLOAT32_TRUNCATED). Any other form is refused
-    here."""
+    floor; linear with the other coordinates (asymmetric, tf_half_pixel_for_nn,
+    tf_crop_and_resize with its roi and extrapolation value) by the separable form; the
+    input's dtype (integer data: FLOAT32_TRUNCATED). Any other form is refused here."""
 
     def run(data: Any, size: Any, roi: Any = None, **kw: Any) -> Any:
         import torch
@@ -930,8 +964,10 @@ def _resize(n: int) -> Callable[..., Any]:
         _window_layouts(kw, layout=f"NC{_SPATIAL[n]}")
         mode = kw.get("coordinate_transformation_mode", "half_pixel")
         method = kw.get("method", "linear")
-        if any(float(v) for v in np.ravel(roi if roi is not None else 0.0)):
-            raise NotImplementedError(f"roi {roi}")
+        if mode != "tf_crop_and_resize" and any(
+            float(v) for v in np.ravel(roi if roi is not None else 0.0)
+        ):
+            raise NotImplementedError(f"roi {roi}")  # topi reads it for tf_crop_and_resize only
         if kw.get("out_dtype") not in (None, ""):
             raise NotImplementedError(f"out_dtype {kw['out_dtype']!r}")
         output = _per_axis(size if isinstance(size, int) else list(size), n)
@@ -949,6 +985,30 @@ def _resize(n: int) -> Callable[..., Any]:
             if kw.get("rounding_method", "round") != "floor":
                 raise NotImplementedError(f"rounding_method {kw.get('rounding_method')!r}")
             interpolation, align = "nearest", None
+        elif method == "linear" and mode in _SOURCE_COORDINATES:
+            # Coordinates torch's interpolation does not take: the separable form, axis by axis.
+            starts = [float(v) for v in np.ravel(roi if roi is not None else [0.0] * 2 * n)]
+            value = float(kw.get("extrapolation_value", 0.0))
+
+            def separable(d: Any) -> Any:
+                work = d.to(torch.float32) if d.dtype == torch.float16 else d
+                for i in reversed(range(n)):  # the last axis first, as topi's lerps
+                    axis = 2 + i
+                    coords = _SOURCE_COORDINATES[mode](
+                        torch.arange(output[i], dtype=work.dtype), work.shape[axis],
+                        output[i], starts[i], starts[n + i],
+                    )  # fmt: skip
+                    outside = value if mode == "tf_crop_and_resize" else None
+                    work = _lerp_axis(work, axis, coords, outside)
+                return work.to(d.dtype)
+
+            return _exact(separable)(data)
+        elif method == "nearest_neighbor":
+            # Relax documents no side for a tie (1.5): llvm's round goes to even.
+            rounding = kw.get("rounding_method", "round")
+            raise NotImplementedError(
+                f"method 'nearest_neighbor' with {mode!r} coordinates and rounding {rounding!r}"
+            )
         else:
             raise NotImplementedError(f"method {method!r} with {mode!r} coordinates")
 
