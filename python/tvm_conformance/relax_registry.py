@@ -73,7 +73,12 @@ EXCLUDED: dict[str, str] = {
 # The value of a required non-tensor parameter a synthesized call passes, by name ("shape": the
 # candidate rank's shape, "dtype": the candidate dtype); an op with a required parameter named
 # in neither is not synthesized.
-REQUIRED_VALUES: dict[str, Any] = {"repeats": 2, "depth": 3, "on_value": 1.0, "off_value": 0.0}
+REQUIRED_VALUES: dict[str, Any] = {
+    "repeats": 2, "depth": 3, "on_value": 1.0, "off_value": 0.0,
+    # R.hamming_window's, all required: torch.hamming_window's defaults (a = 0.54, b = 0.46,
+    # periodic) over five points.
+    "window_size": 5, "periodic": True, "alpha": 0.54, "beta": 0.46,
+}  # fmt: skip
 # The candidates, in order: dtypes, then ranks (2 first: an axis has two to walk), then the
 # shapes of the tensors after the first (the same, its last axis, its first axis, 0-d; or every
 # tensor's every axis 2).

@@ -31,6 +31,7 @@ from __future__ import annotations
 import dataclasses
 import inspect
 import itertools
+import math
 import re
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any
@@ -1023,6 +1024,20 @@ def _resize(n: int) -> Callable[..., Any]:
         return _exact(compute)(data)
 
     return run
+
+
+def _hamming_window(
+    window_size: int, periodic: bool, alpha: float, beta: float, dtype: Any = "float32"
+) -> Any:
+    """torch's hamming_window, as its documentation writes it: alpha - beta cos(2 pi n / N),
+    N the size (periodic) or the size less one, in ``dtype`` (torch's own kernel is one op the
+    rounding model does not take)."""
+    import torch
+
+    size = int(window_size)
+    n = torch.arange(size, dtype=_torch_dtype(dtype))
+    length = size if periodic else size - 1
+    return float(alpha) - float(beta) * torch.cos(n * (2 * math.pi / max(length, 1)))
 
 
 def _grid_sample(data: Any, grid: Any, **kw: Any) -> Any:
@@ -2051,6 +2066,7 @@ REFERENCES: Mapping[str, Callable[..., Any]] = {
     "relax.scatter_elements": _scatter_elements,
     "relax.scatter_nd": _scatter_nd,
     "relax.image.grid_sample": _grid_sample,
+    "relax.hamming_window": _hamming_window,
     "relax.image.resize2d": _resize(2),
     "relax.image.resize3d": _resize(3),
     "relax.unique": _unique,
