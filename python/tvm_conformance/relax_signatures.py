@@ -13,8 +13,10 @@ signature (``inspect.signature(tvm.relax.op.<name>)``) is walked from it:
   where a list is admitted;
 - a bool argument (``keepdims``, ``center``, ...): both ways, crossed with every axis form;
   a bool the call passes as an argument, not an attribute (R.unique's ``sorted``): both ways;
-- a string argument: every value its docstring's entry quotes (``documented_modes``: TVM's own
-  list of the modes, R.nn.pad's "reflect", R.topk's "values");
+- a string argument: every value its docstring's entry names, quoted, bracketed, bulleted or
+  listed after a colon (``documented_modes``: TVM's own list of the modes, R.nn.pad's
+  "reflect", R.topk's "values"); a form the op's reference does not model is not built
+  (``OpPlan.unchecked``);
 - every dtype of ``DTYPES`` for the tensor arguments.
 
 A point TVM refuses while it builds the call (struct-info inference, the argument's FFI
