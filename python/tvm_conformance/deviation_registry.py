@@ -576,6 +576,85 @@ DEVIATIONS: tuple[Deviation, ...] = (
         tvm=">=0.26",
     ),
     Deviation(
+        id="relax-int-roi-pool-build-fails",
+        area="relax",
+        expected="R.vision.roi_pool of int32 / int64 / bool maps, which its struct-info "
+        "inference accepts, builds and gives each bin's maximum (ONNX's MaxRoiPool), or is "
+        "refused when the call is made.",
+        actual="relax.build raises RuntimeError 'Cannot convert infinity to BigInt' while "
+        "legalizing it: topi's roi_pool starts each bin's maximum at -inf in the data's dtype "
+        "(TVM 0.27 with tvm-ffi 0.1.14 and 0.1.15; 0.26 fails otherwise: "
+        "relax-int-roi-pool-build-fails-tvm026, relax-int64-roi-pool-build-fails-tvm026).",
+        raises="tvm_conformance.observed.DtypeBuildFailed",
+        tests=(
+            "//python/tests/relax:op_signatures_test_llvm :: "
+            "test_known_deviation[llvm-relax-int-roi-pool-build-fails-*]",
+        ),
+        tvm=">=0.27",
+    ),
+    Deviation(
+        id="relax-int-roi-pool-build-fails-tvm026",
+        area="relax",
+        expected="R.vision.roi_pool of int32 / bool maps, which its struct-info inference "
+        "accepts, builds and gives each bin's maximum (ONNX's MaxRoiPool), or is refused when "
+        "the call is made.",
+        actual="relax.build raises ValueError 'Literal value -9223372036854775808 exceeds "
+        "minimum of int32' (bool: '... exceeds range of bool') while legalizing it: the -inf "
+        "each maximum starts at became int64's minimum first (TVM 0.26; int64: "
+        "relax-int64-roi-pool-build-fails-tvm026; 0.27: relax-int-roi-pool-build-fails).",
+        raises="tvm_conformance.observed.DtypeBuildFailed",
+        tests=(
+            "//python/tests/relax:op_signatures_test_llvm :: "
+            "test_known_deviation[llvm-relax-int-roi-pool-build-fails-tvm026-*]",
+        ),
+        tvm="<0.27",
+    ),
+    Deviation(
+        id="relax-int64-roi-pool-build-fails-tvm026",
+        area="relax",
+        expected="R.vision.roi_pool of int64 maps, which its struct-info inference accepts, "
+        "builds and gives each bin's maximum (ONNX's MaxRoiPool), or is refused when the call "
+        "is made.",
+        actual="relax.build raises RuntimeError 'TVM supports multiple types of integer "
+        "divisions, please call div, indexdiv/indexmod, floordiv/floormod  or truncdiv/truncmod "
+        "directly' while legalizing it (TVM 0.26; 0.27: relax-int-roi-pool-build-fails).",
+        raises="tvm_conformance.observed.DtypeBuildFailed",
+        tests=(
+            "//python/tests/relax:op_signatures_test_llvm :: "
+            "test_known_deviation[llvm-relax-int64-roi-pool-build-fails-tvm026-*]",
+        ),
+        tvm="<0.27",
+    ),
+    Deviation(
+        id="relax-roi-align-build-fails-tvm026",
+        area="relax",
+        expected="R.vision.roi_align of float32 / float16 data, which its struct-info inference "
+        "accepts, builds and gives torchvision's roi_align.",
+        actual="relax.build raises InternalError 'Do not have a default for tirx.ProducerLoad' "
+        "while lowering it, for every form (TVM 0.26; 0.27 builds it: float16 returns float32, "
+        "relax-roi-align-float16-returns-float32).",
+        raises="tvm_conformance.observed.DtypeBuildFailed",
+        tests=(
+            "//python/tests/relax:op_signatures_test_llvm :: "
+            "test_known_deviation[llvm-relax-roi-align-build-fails-tvm026-*]",
+        ),
+        tvm="<0.27",
+    ),
+    Deviation(
+        id="relax-roi-align-float16-returns-float32",
+        area="relax",
+        expected="R.vision.roi_align of float16 data and boxes returns the float16 tensor its "
+        "struct-info inference declares.",
+        actual="The built function returns a float32 tensor (TVM 0.27 with tvm-ffi 0.1.14 "
+        "and 0.1.15; 0.26 does not build it: relax-roi-align-build-fails-tvm026).",
+        raises="tvm_conformance.observed.UndeclaredDtypeReturned",
+        tests=(
+            "//python/tests/relax:op_signatures_test_llvm :: "
+            "test_known_deviation[llvm-relax-roi-align-float16-returns-float32-*]",
+        ),
+        tvm=">=0.27",
+    ),
+    Deviation(
         id="relax-bool-attention-build-fails",
         area="relax",
         expected="R.nn.attention and R.nn.attention_bias of bool tensors, which their "
@@ -626,7 +705,8 @@ DEVIATIONS: tuple[Deviation, ...] = (
         id="relax-bool-sort-unsupported",
         area="relax",
         expected="R.sort, R.argsort and R.topk of a bool tensor, which their struct-info "
-        "inference accepts and relax.build builds, sort it as numpy does (False before True).",
+        "inference accepts and relax.build builds, sort it as numpy does (False before True); "
+        "R.median of one, which sorts it too, gives its median.",
         actual="The built function raises InternalError 'Unsupported input dtype: bool' when "
         "called: the runtime's sort kernel takes no bool (TVM 0.27 with tvm-ffi 0.1.14 and "
         "0.1.15, TVM 0.26).",
@@ -638,11 +718,43 @@ DEVIATIONS: tuple[Deviation, ...] = (
         tvm=">=0.26",
     ),
     Deviation(
+        id="relax-median-keepdims-without-axis-shape",
+        area="relax",
+        expected="R.median without an axis and with keepdims=True returns the tensor of ones' "
+        "shape its struct-info inference declares ((1, 1) for a 2-d input), as torch.median's "
+        "value with every axis kept.",
+        actual="The built function returns a (1,) tensor: the legalization flattens the input "
+        "and keeps one axis (TVM 0.27 with tvm-ffi 0.1.14 and 0.1.15, TVM 0.26).",
+        raises="tvm_conformance.observed.UndeclaredShapeReturned",
+        tests=(
+            "//python/tests/relax:op_signatures_test_llvm :: "
+            "test_known_deviation[llvm-relax-median-keepdims-without-axis-shape-*]",
+        ),
+        tvm=">=0.26",
+    ),
+    Deviation(
+        id="relax-median-several-axes-out-of-bounds",
+        area="relax",
+        expected="R.median over two or more axes, which its struct-info inference accepts "
+        "and declares one tensor for, returns the median of those axes' elements together.",
+        actual="The legalization sorts along the first axis only and gathers at the middle of "
+        "all the axes' elements, past that axis's end (an out-of-bounds read: the kit runs it "
+        "in a child process), and returns that axis's (values, indices) pair where one tensor "
+        "is declared (TVM 0.27 with tvm-ffi 0.1.14 and 0.1.15, TVM 0.26).",
+        raises="tvm_conformance.observed.FirstAxisOnlyReduced",
+        tests=(
+            "//python/tests/relax:op_signatures_test_llvm :: "
+            "test_known_deviation[llvm-relax-median-several-axes-out-of-bounds-*]",
+        ),
+        tvm=">=0.26",
+    ),
+    Deviation(
         id="relax-bool-negation-out-of-range",
         area="relax",
-        expected="R.negative and R.sign of a bool tensor, and R.nn.cross_entropy_with_logits "
-        "of bool tensors (a negated sum), which their struct-info inference accepts, build (or "
-        "are refused when the call is made).",
+        expected="R.negative and R.sign of a bool tensor, R.nn.cross_entropy_with_logits of "
+        "bool tensors (a negated sum) and R.vision.get_valid_counts of bool boxes (its invalid "
+        "rows are -1), which their struct-info inference accepts, build (or are refused when "
+        "the call is made).",
         actual="relax.build raises ValueError '-1 exceeds range of bool' while legalizing "
         "them (TVM 0.27 / tvm-ffi 0.1.14, TVM 0.26).",
         raises="tvm_conformance.observed.BoolOpBuildFailed",

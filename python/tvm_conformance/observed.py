@@ -188,6 +188,16 @@ class UndeclaredDtypeReturned(DeviationObserved):
     declared (and numpy's rule gives)."""
 
 
+class UndeclaredShapeReturned(DeviationObserved):
+    """A Relax function returned a tensor of another shape than its op's struct-info inference
+    declared (and the reference gives)."""
+
+
+class FirstAxisOnlyReduced(DeviationObserved):
+    """A reduction over several axes ran along the first of them only: it returned that
+    reduction's (values, indices) pair where one tensor was declared."""
+
+
 class CenterScaleIgnored(DeviationObserved):
     """A normalization given center=False / scale=False gave a result that differs from the
     reference in every element (it still adds beta / multiplies by gamma)."""

@@ -14,7 +14,9 @@ float first tensor beside tensors of other dtypes comes next (``_MIXED_DTYPES``:
 integer zero point, scatter_nd's integer indices beside float data), then one integer or bool
 dtype for all, then any mix; where omitting an optional tensor parameter makes the function emit
 another op (``R.nn.attention_bias`` without a bias is ``relax.nn.attention``), that parameter
-is given too. The walk's forms (axis, keepdims, dtypes) then start from that call.
+is given too. Only once every such candidate is refused, the same again with a batch of one
+first (``_BATCH_OF_ONE_DIMS``: affine_grid's (1, 2, 3) matrices). The walk's forms (axis,
+keepdims, dtypes) then start from that call.
 
     synthesized_call("relax.repeat")   # R.repeat(a0: Tensor((2, 3), "float32"), 2)
 """
@@ -78,15 +80,24 @@ REQUIRED_VALUES: dict[str, Any] = {
     # R.hamming_window's, all required: torch.hamming_window's defaults (a = 0.54, b = 0.46,
     # periodic) over five points.
     "window_size": 5, "periodic": True, "alpha": 0.54, "beta": 0.46,
+    # R.image.affine_grid's output (H, W): unequal, so a transposed grid shows.
+    "size": (3, 4),
+    # R.vision.roi_pool's: 2 x 2 bins, boxes in a frame twice the feature map's size
+    # (relax_signatures' "roi_boxes" domain places them for this scale).
+    "pooled_size": 2, "spatial_scale": 0.5,
 }  # fmt: skip
 # The candidates, in order: dtypes, then ranks (2 first: an axis has two to walk), then the
 # shapes of the tensors after the first (the same, its last axis, its first axis, 0-d; or every
-# tensor's every axis 2).
+# tensor's every axis 2; a column of its rows, multinomial_from_uniform's (n, 1) samples; rows
+# as long as its last axis, roi_pool's (num_roi, 5) boxes beside (2, 3, 4, 5) data).
 _DTYPES = ("float32", "int64", "bool")
 # Each tensor's own candidates, in order, once no single dtype serves every tensor.
 _MIXED_DTYPES = ("float32", "int32", "int64", "bool")
 _RANKS = (2, 1, 3, 4, 5, 0)
 _DIMS = (2, 3, 4, 5, 6)
+# The first tensor's axes once no candidate of _DIMS serves (a second pass): a batch of one
+# before the same small sizes (R.image.affine_grid's (batch, 2, 3) matrices).
+_BATCH_OF_ONE_DIMS = (1, 2, 3, 4, 5)
 _TENSOR_NAMES = ("data", "x", "x1", "x2", "x3", "input_tensor")
 
 
@@ -134,10 +145,16 @@ def _is_optional_tensor(param: inspect.Parameter) -> bool:
     )  # fmt: skip
 
 
-def _shapes(rank: int, count: int) -> Iterator[list[tuple[int, ...]]]:
-    """The candidate shapes of ``count`` tensors of the first's ``rank``."""
-    first = _DIMS[:rank]
-    rest = [first, first[-1:], first[:1], (), (2,) * rank]
+def _shapes(
+    rank: int, count: int, dims: tuple[int, ...] = _DIMS
+) -> Iterator[list[tuple[int, ...]]]:
+    """The candidate shapes of ``count`` tensors of the first's ``rank`` (its axes ``dims``'
+    first)."""
+    first = dims[:rank]
+    rest = [
+        first, first[-1:], first[:1], (), (2,) * rank, first[:1] + (1,) * (rank - 1),
+        first[:1] + first[-1:],
+    ]  # fmt: skip
     seen = []
     for shape in rest:
         shapes = [first, *[shape] * (count - 1)] if shape != (2,) * rank else [shape] * count
@@ -159,13 +176,15 @@ def _candidates(count: int) -> Iterator[tuple[tuple[str, ...], list[tuple[int, .
     same = [(d,) * count for d in _DTYPES]
     float_first = [d for d in mixed if d[0].startswith("float")]
     others = [d for d in mixed if d not in float_first]
-    for dtypes in same[:1] + float_first + same[1:] + others:
-        # Mixed dtypes at the first ranks only (the search's time grows with the product): a
-        # float first tensor up to rank 3 (scatter_nd's data beside its index tuples), others 2.
-        ranks = _RANKS[:3] if dtypes in float_first else _RANKS[:2]
-        for rank in _RANKS if len(set(dtypes)) == 1 else ranks:
-            for shapes in _shapes(rank, count):
-                yield dtypes, shapes
+    for dims in (_DIMS, _BATCH_OF_ONE_DIMS):
+        for dtypes in same[:1] + float_first + same[1:] + others:
+            # Mixed dtypes at the first ranks only (the search's time grows with the product):
+            # a float first tensor up to rank 3 (scatter_nd's data beside its index tuples),
+            # others 2.
+            ranks = _RANKS[:3] if dtypes in float_first else _RANKS[:2]
+            for rank in _RANKS if len(set(dtypes)) == 1 else ranks:
+                for shapes in _shapes(rank, count, dims):
+                    yield dtypes, shapes
 
 
 def synthesized_call(op_name: str) -> tuple[relax.Call | None, str]:

@@ -13,10 +13,10 @@ signature (``inspect.signature(tvm.relax.op.<name>)``) is walked from it:
   where a list is admitted;
 - a bool argument (``keepdims``, ``center``, ...): both ways, crossed with every axis form;
   a bool the call passes as an argument, not an attribute (R.unique's ``sorted``): both ways;
-- a string argument: every value its docstring's entry names, quoted, bracketed, bulleted or
-  listed after a colon (``documented_modes``: TVM's own list of the modes, R.nn.pad's
-  "reflect", R.topk's "values"); a form the op's reference does not model is not built
-  (``OpPlan.unchecked``);
+- a string argument: every value its docstring's entry names, quoted or backquoted,
+  bracketed, bulleted or listed after a colon (``documented_modes``: TVM's own list of the
+  modes, R.nn.pad's "reflect", R.topk's "values"); a form the op's reference does not model
+  (its ``FormNotModelled``) is not built (``OpPlan.unchecked``);
 - every dtype of ``DTYPES`` for the tensor arguments.
 
 A point TVM refuses while it builds the call (struct-info inference, the argument's FFI
@@ -213,7 +213,7 @@ class OpPlan:
     shapes: list[list[tuple[tuple[int, ...], str]]]
     refused: dict[Point, str]
     module: tvm.IRModule | None
-    # Accepted points whose form the op's reference does not model (its NotImplementedError's
+    # Accepted points whose form the op's reference does not model (its FormNotModelled's
     # message): not built, shown as unchecked, never counted as matching.
     unchecked: dict[Point, str] = dataclasses.field(default_factory=dict)
 
@@ -221,9 +221,9 @@ class OpPlan:
 def documented_modes(function: Callable[..., Any], name: str) -> list[str]:
     """The values a string parameter's entry in ``function``'s numpy-style docstring names,
     in order, each once: the modes TVM documents for it. An entry names them quoted
-    (``"constant", "reflect"``), in brackets (``[round, floor, ceil]``), as bullets
-    (``- wrap: wrap around the indices``) or after a colon (``Type of reduction to apply:
-    update, add, mul``)."""
+    (``"constant", "reflect"``; roi_align's in backquotes, ```avg` and `max```), in brackets
+    (``[round, floor, ceil]``), as bullets (``- wrap: wrap around the indices``) or after a
+    colon (``Type of reduction to apply: update, add, mul``)."""
     doc = inspect.getdoc(function) or ""
     entry = re.search(
         rf"^{re.escape(name)}\s*:.*?(?=^\w+\s*:|^Returns\b|\Z)", doc, re.MULTILINE | re.DOTALL
@@ -232,7 +232,7 @@ def documented_modes(function: Callable[..., Any], name: str) -> list[str]:
         return []
     text = entry.group(0).split("\n", 1)[1] if "\n" in entry.group(0) else ""
     word = r"[A-Za-z_][\w-]*"
-    found = re.findall(rf"[\"']({word})[\"']", text)
+    found = re.findall(rf"[\"'`]({word})[\"'`]", text)
     for listed in re.findall(rf"\[\s*({word}(?:\s*,\s*(?:and\s+)?{word})+)\s*\]", text):
         found += re.findall(word, listed.replace(" and ", " "))
     found += re.findall(rf"^\s*-\s+({word})\b", text, re.MULTILINE)
@@ -467,11 +467,17 @@ def plan_op(
     return OpPlan(op_name, points, shapes, refused, module, unchecked)
 
 
+class FormNotModelled(NotImplementedError):
+    """An op's reference does not compute this form (a mode, layout or argument): the kit's
+    own choice, raised only by the references here, never by torch (whose missing kernels
+    raise NotImplementedError itself)."""
+
+
 def reference_refusal(
     op_name: str, call: relax.Call, point: Point, shapes: list[tuple[tuple[int, ...], str]]
 ) -> str | None:
-    """Why the op's reference does not model the point's form (its NotImplementedError: a
-    mode, layout or argument it does not compute), else None (also for an op without one)."""
+    """Why the op's reference does not model the point's form (its FormNotModelled: a mode,
+    layout or argument it does not compute), else None (also for an op without one)."""
     import torch
 
     reference = REFERENCES.get(op_name)
@@ -486,15 +492,10 @@ def reference_refusal(
     try:
         with torch.no_grad():
             reference(*args, **kwargs)
-    except NotImplementedError as err:
-        # The kit's own refusal only (raised in this module): torch's NotImplementedError for a
-        # kernel it lacks is the point's check's to report.
-        frame = err.__traceback__
-        while frame is not None and frame.tb_next is not None:
-            frame = frame.tb_next
-        if frame is not None and frame.tb_frame.f_code.co_filename == __file__:
-            return str(err) or "NotImplementedError"
-        return None
+    except FormNotModelled as err:
+        # The kit's own refusal only: torch's NotImplementedError for a kernel it lacks (raised
+        # from C, so no Python frame of torch's shows it) is the point's check's to report.
+        return str(err) or type(err).__name__
     except Exception:  # noqa: BLE001 - the point's check (run_plan) reports any other failure
         return None
     return None
@@ -558,7 +559,7 @@ def run_plan(
                 refs = _truncated_references(fn, inputs)
             else:
                 refs = _exact_references(
-                    fn, inputs, plan.op in NO_ARITHMETIC
+                    fn, inputs, plan.op in EXACT_OUTPUTS
                 ) or numerics.references(fn, [torch.from_numpy(x) for x in inputs])
             cache[point, seed + i] = (inputs, refs)
         inputs, refs = cache[point, seed + i]
@@ -571,9 +572,14 @@ def run_plan(
     return failures
 
 
-# Ops that do no arithmetic on floating values (they select, count and index them; TVM's own
-# float comparisons are exact): their float outputs are input elements, compared exactly.
-NO_ARITHMETIC = frozenset({"relax.unique"})
+# Ops whose outputs have one right value, compared exactly: they do no arithmetic on floating
+# values (they select, count and index them; TVM's own float comparisons are exact), so their
+# float outputs are input elements; or their DOMAINS make the arithmetic exact in every float
+# dtype (multinomial_from_uniform's dyadic probabilities, its samples between their sums).
+EXACT_OUTPUTS = frozenset({
+    "relax.unique", "relax.vision.get_valid_counts", "relax.vision.roi_pool", "relax.median",
+    "relax.multinomial_from_uniform",
+})  # fmt: skip
 
 
 # Ops whose legalization computes integer and bool data in float32 and converts the result
@@ -607,10 +613,10 @@ def _truncated_references(fn: Callable[..., Any], inputs: list[np.ndarray]) -> l
 
 
 def _exact_references(
-    fn: Callable[..., Any], inputs: list[np.ndarray], no_arithmetic: bool = False
+    fn: Callable[..., Any], inputs: list[np.ndarray], exact: bool = False
 ) -> list[Any] | None:
     """A point's references when its inputs and outputs are all integer or bool, or the op
-    does no arithmetic (NO_ARITHMETIC): the reference's own result, which must match exactly
+    has exact outputs (EXACT_OUTPUTS): the reference's own result, which must match exactly
     (numerics.references would give the same values at ten times the cost: no floating value
     to model the rounding of, and its rounding-sized perturbations of the floating inputs, of
     which there are none, rerun it); None for any other point."""
@@ -618,14 +624,14 @@ def _exact_references(
 
     from tvm_conformance import numerics
 
-    if any(x.dtype.kind == "f" for x in inputs) and not no_arithmetic:
+    if any(x.dtype.kind == "f" for x in inputs) and not exact:
         return None
     with torch.no_grad():
         result = fn(*[torch.from_numpy(x.copy()) for x in inputs])
     outputs = list(result) if isinstance(result, (tuple, list)) else [result]
     exact = all(
         isinstance(o, torch.Tensor)
-        and (no_arithmetic or not (o.dtype.is_floating_point or o.dtype.is_complex))
+        and (exact or not (o.dtype.is_floating_point or o.dtype.is_complex))
         for o in outputs
     )
     if not exact:
@@ -726,7 +732,7 @@ def _window_layouts(kw: Mapping[str, Any], **defaults: str) -> None:
     """Refuse a layout the references do not model (the walk keeps the call's own)."""
     for name, default in defaults.items():
         if kw.get(name) not in (None, "", default):
-            raise NotImplementedError(f"{name}={kw[name]!r} (the reference takes {default})")
+            raise FormNotModelled(f"{name}={kw[name]!r} (the reference takes {default})")
 
 
 def _conv_layouts(kw: Mapping[str, Any], n: int, kernel: str) -> None:
@@ -887,7 +893,7 @@ def _avg_pool(n: int) -> Callable[..., Any]:
         pads = _window_pads(kw.get("padding", 0), n)
         dilation = kw.get("dilation", 1)
         if any(b != a for b, a in pads) or any(d != 1 for d in np.ravel(dilation)):
-            raise NotImplementedError(f"padding {pads}, dilation {dilation}")
+            raise FormNotModelled(f"padding {pads}, dilation {dilation}")
         pool = getattr(torch.nn.functional, f"avg_pool{n}d")
 
         def compute(d: Any) -> Any:
@@ -970,23 +976,23 @@ def _resize(n: int) -> Callable[..., Any]:
         if mode != "tf_crop_and_resize" and any(
             float(v) for v in np.ravel(roi if roi is not None else 0.0)
         ):
-            raise NotImplementedError(f"roi {roi}")  # topi reads it for tf_crop_and_resize only
+            raise FormNotModelled(f"roi {roi}")  # topi reads it for tf_crop_and_resize only
         if kw.get("out_dtype") not in (None, ""):
-            raise NotImplementedError(f"out_dtype {kw['out_dtype']!r}")
+            raise FormNotModelled(f"out_dtype {kw['out_dtype']!r}")
         output = _per_axis(size if isinstance(size, int) else list(size), n)
         if method == "linear" and mode in ("half_pixel", "align_corners", "pytorch_half_pixel"):
             if mode == "pytorch_half_pixel" and min(output) <= 1:
-                raise NotImplementedError("pytorch_half_pixel to one output")
+                raise FormNotModelled("pytorch_half_pixel to one output")
             interpolation = {1: "linear", 2: "bilinear", 3: "trilinear"}[n]
             align = mode == "align_corners"
         elif method == "cubic" and mode in ("half_pixel", "align_corners"):
             # torch's bicubic: Keys' kernel with a = -0.75, border pixels repeated.
             if n != 2 or float(kw.get("cubic_alpha", -0.75)) != -0.75 or kw.get("cubic_exclude"):
-                raise NotImplementedError("cubic other than 2-d, a = -0.75, no exclusion")
+                raise FormNotModelled("cubic other than 2-d, a = -0.75, no exclusion")
             interpolation, align = "bicubic", mode == "align_corners"
         elif method == "nearest_neighbor" and mode == "asymmetric":
             if kw.get("rounding_method", "round") != "floor":
-                raise NotImplementedError(f"rounding_method {kw.get('rounding_method')!r}")
+                raise FormNotModelled(f"rounding_method {kw.get('rounding_method')!r}")
             interpolation, align = "nearest", None
         elif method == "linear" and mode in _SOURCE_COORDINATES:
             # Coordinates torch's interpolation does not take: the separable form, axis by axis.
@@ -1009,11 +1015,11 @@ def _resize(n: int) -> Callable[..., Any]:
         elif method == "nearest_neighbor":
             # Relax documents no side for a tie (1.5): llvm's round goes to even.
             rounding = kw.get("rounding_method", "round")
-            raise NotImplementedError(
+            raise FormNotModelled(
                 f"method 'nearest_neighbor' with {mode!r} coordinates and rounding {rounding!r}"
             )
         else:
-            raise NotImplementedError(f"method {method!r} with {mode!r} coordinates")
+            raise FormNotModelled(f"method {method!r} with {mode!r} coordinates")
 
         def compute(d: Any) -> Any:
             # torch's CPU interpolation has no float16 kernel: float32 holds float16's values.
@@ -1040,6 +1046,193 @@ def _hamming_window(
     n = torch.arange(size, dtype=_torch_dtype(dtype))
     length = size if periodic else size - 1
     return float(alpha) - float(beta) * torch.cos(n * (2 * math.pi / max(length, 1)))
+
+
+def _get_valid_counts(
+    data: Any, score_threshold: float = 0.0, id_index: int = 0, score_index: int = 1
+) -> Any:
+    """R.vision.get_valid_counts as its docstring gives it: a box (a row of the last axis) is
+    valid where its score exceeds the threshold (the threshold in the data's dtype) and,
+    unless ``id_index`` is -1, its class id is not negative; the valid boxes move to the top
+    in their order, the rest is -1. Returns (valid_count, out_tensor, out_indices)."""
+    import torch
+
+    threshold = torch.tensor(score_threshold).to(data.dtype)
+    valid = data[..., score_index] > threshold
+    if id_index >= 0:
+        valid = valid & (data[..., id_index] >= 0)
+    batch, anchors, _ = data.shape
+    out = torch.full_like(data, -1)
+    indices = torch.full((batch, anchors), -1, dtype=torch.int32)
+    for b in range(batch):
+        kept = torch.nonzero(valid[b]).reshape(-1)
+        out[b, : kept.numel()] = data[b, kept]
+        indices[b, : kept.numel()] = kept.to(torch.int32)
+    return valid.sum(dim=1).to(torch.int32), out, indices
+
+
+def _affine_grid(data: Any, size: Any, align_corners: bool = True) -> Any:
+    """R.image.affine_grid as torch's affine_grid computes it (the theta of a spatial
+    transformer): each output point's normalized coordinates (x fastest, then y, then z) in
+    [-1, 1], corner pixels or pixel centres as ``align_corners`` says, times the matrix; the
+    grid channels-first as Relax documents it, (batch, 2, H, W) or (batch, 3, D, H, W)."""
+    import torch
+
+    if not data.dtype.is_floating_point:
+        raise FormNotModelled(
+            f"an affine matrix of {str(data.dtype).removeprefix('torch.')}: torch's affine_grid "
+            "refuses a non-float theta, and the grid's coordinates in [-1, 1] have no integer form"
+        )
+    spatial = [int(d) for d in size]
+    axes = []
+    for n in spatial:
+        index = torch.arange(n, dtype=data.dtype)
+        # Elementwise in the data's dtype (the rounding model's ops): corners -1 + 2i / (n - 1),
+        # centres (2i + 1) / n - 1.
+        axes.append(index * (2 / (n - 1)) - 1 if align_corners else (index * 2 + 1) / n - 1)
+    # Coordinates ordered slowest first (z, y, x); the matrix's columns are x, y, z, 1.
+    mesh = torch.meshgrid(*axes, indexing="ij")
+    ndim = len(spatial)
+    out = data[:, :, ndim].reshape(data.shape[0], ndim, *[1] * ndim)
+    for r in range(ndim):
+        column = data[:, :, ndim - 1 - r].reshape(data.shape[0], ndim, *[1] * ndim)
+        out = out + column * mesh[r]
+    return out
+
+
+def _multinomial_from_uniform(
+    prob: Any, uniform_sample: Any, sample_indices: Any, dtype: str = "int64"
+) -> Any:
+    """R.multinomial_from_uniform as its docstring gives it: sample i draws from row
+    ``sample_indices[i]`` of ``prob`` the first index whose cumulative probability exceeds
+    ``uniform_sample[i]`` (the inverse of the distribution function), as an (n, 1) tensor."""
+    import torch
+
+    cdf = torch.cumsum(prob[sample_indices[:, 0].long()], dim=1)
+    index = torch.searchsorted(cdf, uniform_sample, right=True)
+    return index.clamp(max=prob.shape[1] - 1).to(getattr(torch, str(dtype)))
+
+
+def _roi_pool(
+    data: Any, rois: Any, pooled_size: Any, spatial_scale: float, layout: str = "NCHW"
+) -> Any:
+    """ONNX's MaxRoiPool (Caffe's ROI pooling), which topi's roi_pool names: each box's
+    corners scaled and rounded half away from zero, its height and width (at least 1) split
+    into the pooled bins (start floored, end ceiled, clamped to the map), each bin's maximum,
+    an empty bin 0."""
+    import torch
+
+    if layout != "NCHW":
+        raise FormNotModelled(f"layout {layout!r}: the reference pools NCHW maps")
+    bins_h, bins_w = (pooled_size,) * 2 if isinstance(pooled_size, int) else pooled_size
+    bins_h, bins_w = int(bins_h), int(bins_w)
+    _, channels, height, width = data.shape
+    out = torch.zeros((rois.shape[0], channels, bins_h, bins_w), dtype=data.dtype)
+
+    def rounded(v: float) -> int:
+        return int(math.copysign(math.floor(abs(v) + 0.5), v))
+
+    for i, roi in enumerate(rois.tolist()):
+        x1, y1, x2, y2 = (rounded(v * spatial_scale) for v in roi[1:])
+        roi_h, roi_w = max(y2 - y1 + 1, 1), max(x2 - x1 + 1, 1)
+        for ph, pw in itertools.product(range(bins_h), range(bins_w)):
+            h0 = min(max(math.floor(ph * roi_h / bins_h) + y1, 0), height)
+            h1 = min(max(math.ceil((ph + 1) * roi_h / bins_h) + y1, 0), height)
+            w0 = min(max(math.floor(pw * roi_w / bins_w) + x1, 0), width)
+            w1 = min(max(math.ceil((pw + 1) * roi_w / bins_w) + x1, 0), width)
+            if h1 > h0 and w1 > w0:
+                out[i, :, ph, pw] = data[int(roi[0]), :, h0:h1, w0:w1].amax(dim=(-2, -1))
+    return out
+
+
+def _roi_align(
+    data: Any, rois: Any, pooled_size: Any, spatial_scale: float, sample_ratio: int = -1,
+    aligned: bool = False, layout: str = "NCHW", mode: str = "avg",
+) -> Any:  # fmt: skip
+    """torchvision's roi_align (Detectron's ROIAlign): each bin sampled on a grid
+    (``sample_ratio`` points a side, or the bin's size rounded up), each sample bilinear (zero
+    more than a pixel outside the map, clamped to its edge within it), the bin their mean
+    (``mode`` "max": their maximum). ``aligned`` is what Relax's docstring says, the legacy
+    1-pixel minimum box size dropped; torchvision's half-pixel shift of the box is not the
+    op's (TVM's torch and ONNX frontends subtract it from the rois before the call)."""
+    import torch
+
+    if layout == "NHWC":
+        out = _roi_align(
+            data.permute(0, 3, 1, 2), rois, pooled_size, spatial_scale, sample_ratio, aligned,
+            "NCHW", mode,
+        )  # fmt: skip
+        return out.permute(0, 2, 3, 1)
+    if not data.dtype.is_floating_point:
+        raise FormNotModelled(
+            f"a map of {str(data.dtype).removeprefix('torch.')}: ROI Align's samples are "
+            "fractional, and torchvision's roi_align refuses an integer map"
+        )
+    if layout != "NCHW" or mode not in ("avg", "max"):
+        raise FormNotModelled(f"layout {layout!r}, mode {mode!r}")
+    bins_h, bins_w = (pooled_size,) * 2 if isinstance(pooled_size, int) else pooled_size
+    bins_h, bins_w = int(bins_h), int(bins_w)
+    _, channels, height, width = data.shape
+
+    def sample(b: int, y: float, x: float) -> Any:
+        if y < -1 or y > height or x < -1 or x > width:
+            return torch.zeros(channels, dtype=data.dtype)
+        y, x = min(max(y, 0.0), height - 1), min(max(x, 0.0), width - 1)
+        y0, x0 = math.floor(y), math.floor(x)
+        y1, x1 = min(y0 + 1, height - 1), min(x0 + 1, width - 1)
+        ly, lx = y - y0, x - x0
+        return (
+            data[b, :, y0, x0] * ((1 - ly) * (1 - lx)) + data[b, :, y0, x1] * ((1 - ly) * lx)
+            + data[b, :, y1, x0] * (ly * (1 - lx)) + data[b, :, y1, x1] * (ly * lx)
+        )  # fmt: skip
+
+    pooled = []
+    for roi in rois.tolist():
+        b = int(roi[0])
+        x1, y1, x2, y2 = (v * spatial_scale for v in roi[1:])
+        roi_h, roi_w = y2 - y1, x2 - x1
+        if not aligned:
+            roi_h, roi_w = max(roi_h, 1.0), max(roi_w, 1.0)
+        bin_h, bin_w = roi_h / bins_h, roi_w / bins_w
+        grid_h = sample_ratio if sample_ratio > 0 else math.ceil(bin_h)
+        grid_w = sample_ratio if sample_ratio > 0 else math.ceil(bin_w)
+        for ph, pw in itertools.product(range(bins_h), range(bins_w)):
+            samples = [
+                sample(b, y1 + ph * bin_h + (iy + 0.5) * bin_h / grid_h,
+                       x1 + pw * bin_w + (ix + 0.5) * bin_w / grid_w)
+                for iy, ix in itertools.product(range(grid_h), range(grid_w))
+            ]  # fmt: skip
+            if not samples:
+                pooled.append(torch.zeros(channels, dtype=data.dtype))
+            elif mode == "avg":
+                pooled.append((torch.stack(samples) / (grid_h * grid_w)).sum(0))
+            else:
+                pooled.append(torch.stack(samples).amax(0))
+    out = torch.stack(pooled).reshape(rois.shape[0], bins_h, bins_w, channels)
+    return out.permute(0, 3, 1, 2)
+
+
+def _median(x: Any, axis: Any = None, keepdims: bool = False) -> Any:
+    """torch.median, the lower of the two middle values where the count is even (numpy's
+    median averages them), in the form Relax's struct-info inference declares: along one axis
+    torch.median(dim)'s (values, indices) pair; of the flattened tensor without an axis, or of
+    several axes' elements together, the values only."""
+    import torch
+
+    if x.dtype == torch.bool:  # torch has no bool median: the same order as 0 and 1
+        out = _median(x.to(torch.uint8), axis, keepdims)
+        return (out[0].bool(), out[1]) if isinstance(out, tuple) else out.bool()
+    dims = _positive_axes(axis, x.dim())
+    if dims is None:
+        value = torch.median(x.reshape(-1))
+        return value.reshape([1] * x.dim()) if keepdims else value
+    rest = [d for d in range(x.dim()) if d not in dims]
+    moved = x.permute(*rest, *dims).reshape(*[x.shape[d] for d in rest], -1)
+    values, indices = torch.median(moved, dim=-1)
+    if keepdims:
+        shape = [1 if d in dims else n for d, n in enumerate(x.shape)]
+        values, indices = values.reshape(shape), indices.reshape(shape)
+    return (values, indices) if len(dims) == 1 else values
 
 
 def _grid_sample(data: Any, grid: Any, **kw: Any) -> Any:
@@ -1075,7 +1268,7 @@ def _take(x: Any, indices: Any, axis: Any = None, mode: str = "fast") -> Any:
     import torch
 
     if mode not in ("fast", "clip", "wrap"):
-        raise NotImplementedError(f"mode {mode!r}")
+        raise FormNotModelled(f"mode {mode!r}")
     source = x.reshape(-1) if axis is None else x
     dim = 0 if axis is None else axis % x.dim()
     picked = torch.index_select(source, dim, indices.reshape(-1))
@@ -1186,6 +1379,35 @@ def _in_domain(domain: str, x: np.ndarray, first_shape: tuple[int, ...] = ()) ->
         moved = np.mod(np.abs(x.astype(np.int64)), np.maximum(size, 1))
         out = {"axis_start": moved, "axis_stop": size - moved, "axis_step": moved + 1}[domain]
         return out.astype(x.dtype)
+    if domain in ("dyadic_probability", "between_dyadic"):
+        # Multiples of 2^-m, m such that the last axis's first n - 1 values (each 1 to 4 of
+        # them) leave at least a quarter to the last: a row sums to 1 exactly, in every float
+        # dtype. A sample is an odd multiple of 2^-(m+1) in [0, 1): never on a row's sum.
+        width = first_shape[-1] if first_shape else 1
+        m = max(2, int(np.ceil(np.log2(16 * max(width - 1, 1) / 3))))
+        steps = (np.abs(np.nan_to_num(x.astype(np.float64))) * 2**m).astype(np.int64)
+        if domain == "between_dyadic":
+            return ((2 * np.mod(steps, 2**m) + 1) / 2 ** (m + 1)).astype(x.dtype)
+        head = (np.mod(steps[..., :-1], 4) + 1) / 2**m
+        return np.concatenate([head, 1 - head.sum(-1, keepdims=True)], axis=-1).astype(x.dtype)
+    if domain == "roi_boxes":
+        # Rows [batch index, x1, y1, x2, y2] of boxes in a frame twice the size of the first
+        # tensor's (N, C, H, W) map (relax_registry's spatial_scale 0.5): the index in range,
+        # the first corner inside, 2k + 0.5 (scaled, a quarter from a whole number: no
+        # rounding tie), the box half a map pixel, 2 or 4 high and wide (under ROI Align's
+        # legacy 1-pixel minimum, or reaching past the map's edge): with 2 x 2 bins each ROI
+        # Align sample lies on an eighth of a pixel, exactly.
+        n, height, width = first_shape[0], first_shape[-2], first_shape[-1]
+        k = (np.abs(np.nan_to_num(x.astype(np.float64))) * 4).astype(np.int64)
+        x1 = np.mod(k[..., 1], width) * 2 + 0.5
+        y1 = np.mod(k[..., 2], height) * 2 + 0.5
+        extents = np.array([1, 4, 8])  # unscaled
+        x2 = x1 + extents[np.mod(k[..., 3], 3)]
+        y2 = y1 + extents[np.mod(k[..., 4], 3)]
+        return np.stack([np.mod(k[..., 0], n), x1, y1, x2, y2], axis=-1).astype(x.dtype)
+    if domain == "distinct":  # the values' ranks, from -n/2 up: whole, distinct and exact
+        ranks = np.argsort(np.argsort(x.reshape(-1), kind="stable"), kind="stable")
+        return (ranks - x.size // 2).reshape(x.shape).astype(x.dtype)
     if domain == "length":  # a count along an axis of the first tensor: 1 to its size
         return np.asarray(np.mod(x, min(first_shape, default=1)) + 1, dtype=x.dtype)
     if domain == "sorted":  # ascending (boundaries)
@@ -1244,6 +1466,13 @@ DOMAINS: Mapping[str, Mapping[int, str]] = {
     "relax.scatter_nd": {1: "distinct_tuple_index"},
     # Whole numbers: floats that repeat, so unique's counts and inverse are not trivial.
     "relax.unique": {0: "integral"},
+    # Rows of dyadic probabilities summing to 1, samples in [0, 1) halfway between two sums,
+    # rows to sample from in range: every sum exact and no sample on a boundary.
+    "relax.multinomial_from_uniform": {0: "dyadic_probability", 1: "between_dyadic", 2: "index"},
+    "relax.vision.roi_pool": {1: "roi_boxes"},
+    "relax.vision.roi_align": {1: "roi_boxes"},
+    # Distinct values: the median's index has one answer.
+    "relax.median": {0: "distinct"},
     # Bounds in each axis's range, steps positive (numpy's clamping of bounds out of range and
     # negative steps are not walked).
     "relax.dynamic_strided_slice": {1: "axis_start", 2: "axis_stop", 3: "axis_step"},
@@ -1395,14 +1624,14 @@ def _pad(data: Any, pad_width: Any, pad_mode: Any = "constant", pad_value: Any =
     mode = {None: "constant", "constant": "constant", "reflect": "reflect",
             "replicate": "replicate", "circular": "circular"}.get(pad_mode)  # fmt: skip
     if mode is None:
-        raise NotImplementedError(f"pad_mode {pad_mode!r}")
+        raise FormNotModelled(f"pad_mode {pad_mode!r}")
     pairs = [pad_width[i : i + 2] for i in range(0, len(pad_width), 2)]
     flat = [int(v) for pair in reversed(pairs) for v in pair]
     if mode != "constant":
         while flat and not any(flat[-2:]):
             flat = flat[:-2]  # torch's reflect / replicate / circular pad 1-3 trailing axes
         if len(flat) // 2 > min(3, data.dim() - 1):
-            raise NotImplementedError(f"pad_mode {pad_mode!r} on {len(flat) // 2} axes")
+            raise FormNotModelled(f"pad_mode {pad_mode!r} on {len(flat) // 2} axes")
         # Its non-constant modes want a float tensor: integers in float64, exact.
         return _exact(lambda t: torch.nn.functional.pad(t, flat, mode=mode))(data)
     value = 0.0 if pad_value is None else pad_value
@@ -1643,7 +1872,7 @@ def _grouped_norm(
     channel = channel_axis % ndim
     reduced = list(_positive_axes(axes, ndim))
     if channel in reduced or len(set(reduced)) != len(reduced):
-        raise NotImplementedError(f"channel axis {channel_axis} with axes {axes}")
+        raise FormNotModelled(f"channel axis {channel_axis} with axes {axes}")
     batch = [a for a in range(ndim) if a != channel and a not in reduced]
     order = [*batch, channel, *reduced]
     moved = data.permute(order)
@@ -1681,7 +1910,7 @@ def _attention(
     import torch
 
     if window_size is not None:
-        raise NotImplementedError("sliding-window attention")
+        raise FormNotModelled("sliding-window attention")
     q, k, v = (t.permute(0, 2, 1, 3) for t in (query, key, value))
     scores = torch.matmul(q, k.transpose(-1, -2))
     scores = scores * scale if scale is not None else scores / float(np.sqrt(q.shape[-1]))
@@ -1750,7 +1979,7 @@ def _scatter_combine(reduction: str, old: Any, new: Any) -> Any:
         "mean": lambda a, b: (a + b) / 2, "max": torch.maximum, "min": torch.minimum,
     }.get(reduction)  # fmt: skip
     if combine is None:
-        raise NotImplementedError(f"reduction {reduction!r}")
+        raise FormNotModelled(f"reduction {reduction!r}")
     return _exact(combine)(old, new)
 
 
@@ -1829,7 +2058,7 @@ def _gather_nd(data: Any, indices: Any, batch_dims: int = 0) -> Any:
     """numpy-style gather_nd (the indices in range: DOMAINS): ``indices``' first axis indexes
     the leading axes of ``data``, out[y] = data[indices[0, y], ..., indices[m - 1, y]]."""
     if batch_dims != 0:
-        raise NotImplementedError(f"batch_dims={batch_dims}")
+        raise FormNotModelled(f"batch_dims={batch_dims}")
     import torch
 
     # aten.index, not Python indexing: a 0-d index (indices of one axis) stays a tensor (the
@@ -2068,10 +2297,16 @@ REFERENCES: Mapping[str, Callable[..., Any]] = {
     "relax.scatter_elements": _scatter_elements,
     "relax.scatter_nd": _scatter_nd,
     "relax.image.grid_sample": _grid_sample,
+    "relax.image.affine_grid": _affine_grid,
+    "relax.multinomial_from_uniform": _multinomial_from_uniform,
+    "relax.vision.roi_pool": _roi_pool,
+    "relax.vision.roi_align": _roi_align,
+    "relax.median": _median,
     "relax.hamming_window": _hamming_window,
     "relax.image.resize2d": _resize(2),
     "relax.image.resize3d": _resize(3),
     "relax.unique": _unique,
+    "relax.vision.get_valid_counts": _get_valid_counts,
     "relax.dynamic_strided_slice": _dynamic_strided_slice,
     # Creation ops (no tensor argument but full's fill value): their own calls, in their dtype.
     "relax.zeros": _filled(0),
@@ -2097,15 +2332,8 @@ REFERENCES: Mapping[str, Callable[..., Any]] = {
 # reason (//python/tests/relax:op_signatures_test shows each as a skip and fails on an op with
 # neither a reference nor a reason).
 UNREFERENCED: Mapping[str, str] = {
-    "relax.median": "not walked in this process: with two or more axes (its signature takes a "
-    "list, the struct-info inference accepts it) the legalization (TVM 0.27) sorts along the "
-    "first axis and gathers at the middle of all the axes' elements, past that axis's end: an "
-    "out-of-bounds read, which needs a child process of its own; also seen (2026-12-06): "
-    "keepdims=True without an axis gives shape (1,) for a 2-d input, not (1, 1), and bool "
-    "raises 'Unsupported input dtype: bool' when called",
     # Registered ops no frontend emits (issue 69): a base call synthesized from the signature,
     # not walked yet.
     "relax.nn.attention_var_len": "no reference adapter yet (variable-length sequences: "
     "seqstart offsets and maximum lengths as tensors)",
-    "relax.vision.get_valid_counts": "box data (score and id columns): no reference adapter yet",
 }

@@ -59,6 +59,25 @@ def test_each_way_a_docstring_names_modes() -> None:
     assert documented_modes(_listed, "reduction") == ["update", "add", "mul"]
 
 
+def _backquoted(data: Any, layout: str = "NCHW", mode: str = "avg") -> None:
+    """ROI Align.
+
+    Parameters
+    ----------
+    layout : str, optional
+        Layout of the input data. Supported values are `NCHW` and `NHWC`.
+
+    mode : str, optional
+        Mode: ``avg`` or ``max``.
+    """
+
+
+def test_backquoted_modes() -> None:
+    """Values in single or double backquotes (roi_align's layouts and modes) are read too."""
+    assert documented_modes(_backquoted, "layout") == ["NCHW", "NHWC"]
+    assert documented_modes(_backquoted, "mode") == ["avg", "max"]
+
+
 def test_no_entry_no_modes() -> None:
     assert documented_modes(_quoted, "layout") == []
     assert documented_modes(lambda x: x, "x") == []
@@ -100,3 +119,22 @@ def test_a_refusal_from_elsewhere_is_not_the_kits(monkeypatch: pytest.MonkeyPatc
         )
         is None
     )
+
+
+def test_a_missing_torch_kernel_inside_a_kit_reference_is_not_the_kits(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """torch's NotImplementedError raised from C inside a reference the kit's module defines
+    (torch.median of bool, no Python frame of torch's between) is not the kit's refusal: only
+    FormNotModelled is."""
+    import torch
+
+    median = relax_signatures._torch("median")
+    with pytest.raises(NotImplementedError) as raised:
+        median(torch.zeros(3, dtype=torch.bool))
+    assert not isinstance(raised.value, relax_signatures.FormNotModelled)
+    references = dict(relax_signatures.REFERENCES, **{"relax.image.resize2d": median})
+    monkeypatch.setattr(relax_signatures, "REFERENCES", references)
+    point = Point("relax.image.resize2d", (), "bool")
+    call = _resize_call()
+    assert reference_refusal("relax.image.resize2d", call, point, [((3,), "bool")]) is None
