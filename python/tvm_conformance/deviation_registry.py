@@ -932,6 +932,25 @@ DEVIATIONS: tuple[Deviation, ...] = (
         ),
         tvm=">=0.26",
     ),
+    Deviation(
+        id="relax-attention-var-len-legalize-unsupported",
+        area="relax",
+        expected="R.nn.attention_var_len (a registered op with a Python function; its "
+        "struct-info inference accepts the call its docstring describes: queries, keys and "
+        "values (1, total_seq_len, num_head, head_dim), int32 offsets and maximum lengths) "
+        "builds with relax.build's default pipeline and attends each sequence alone, as "
+        "R.nn.attention attends a batch of one.",
+        actual="relax.build raises RuntimeError 'Legalization of attention_var_len op is not "
+        "supported yet.' for every form and dtype, bytecode and compiled: the op has no "
+        "legalization, only a CUTLASS offload (TVM 0.27 with tvm-ffi 0.1.14 and 0.1.15, TVM "
+        "0.26).",
+        raises="tvm_conformance.observed.LegalizationUnsupported",
+        tests=(
+            "//python/tests/relax:op_signatures_test_llvm :: "
+            "test_known_deviation[llvm-relax-attention-var-len-legalize-unsupported-*]",
+        ),
+        tvm=">=0.26",
+    ),
     # --- frontend ----------------------------------------------------------------------------
     Deviation(
         id="frontend-fx-batchnorm-batch-stats",

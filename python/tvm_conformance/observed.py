@@ -158,6 +158,11 @@ class LegalizationMissing(DeviationObserved):
     registered legalization calls a function TVM does not have."""
 
 
+class LegalizationUnsupported(DeviationObserved):
+    """An op accepted by its struct-info inference failed to build in every form: its
+    legalization says the op is not supported yet."""
+
+
 class VmCodegenMissing(DeviationObserved):
     """An op accepted by its struct-info inference failed to build in every form: the default
     pipeline does not lower it, and the VM's code generator refuses the call."""

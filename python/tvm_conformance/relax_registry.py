@@ -15,7 +15,9 @@ integer zero point, scatter_nd's integer indices beside float data), then one in
 dtype for all, then any mix; where omitting an optional tensor parameter makes the function emit
 another op (``R.nn.attention_bias`` without a bias is ``relax.nn.attention``), that parameter
 is given too. Only once every such candidate is refused, the same again with a batch of one
-first (``_BATCH_OF_ONE_DIMS``: affine_grid's (1, 2, 3) matrices). The walk's forms (axis,
+first (``_BATCH_OF_ONE_DIMS``: affine_grid's (1, 2, 3) matrices). An op whose docstring says
+what an ``Expr`` argument must be (a shape value, an int32 offsets tensor beside float data)
+gets the call its docstring describes (``DOCUMENTED_CALLS``). The walk's forms (axis,
 keepdims, dtypes) then start from that call.
 
     synthesized_call("relax.repeat")   # R.repeat(a0: Tensor((2, 3), "float32"), 2)
@@ -85,6 +87,26 @@ REQUIRED_VALUES: dict[str, Any] = {
     # R.vision.roi_pool's: 2 x 2 bins, boxes in a frame twice the feature map's size
     # (relax_signatures' "roi_boxes" domain places them for this scale).
     "pooled_size": 2, "spatial_scale": 0.5,
+}  # fmt: skip
+# Ops whose docstring says what an argument is where its annotation (``Expr``) does not, so no
+# candidate below meets it: the base call the docstring describes, as a call record
+# (``relax_signatures.call_record``'s form). The walk's forms then start from it as from any
+# base call.
+DOCUMENTED_CALLS: dict[str, dict[str, Any]] = {
+    # "Convert shape to tensor expr": its struct-info inference takes a shape value only.
+    "relax.shape_to_tensor": {"args": [{"shape": [2, 3, 4]}], "attrs": {}},
+    # Queries, keys and values "concatenated along the second axis", shape (1, total_seq_len,
+    # num_head, head_dim); seqstart_q "the cumsum of query sequence lengths, prepended with 0.
+    # Its dtype must be int32" (two sequences: (3,)); max_seqlen_q an int32 scalar. seqstart_k
+    # and max_seqlen_k default to the queries'; relax_signatures.DOMAINS gives their values.
+    "relax.nn.attention_var_len": {
+        "args": [
+            *[{"tensor": [1, 5, 2, 4], "dtype": "float32"}] * 3,
+            {"tensor": [3], "dtype": "int32"},
+            {"tensor": [], "dtype": "int32"},
+        ],
+        "attrs": {},
+    },
 }  # fmt: skip
 # The candidates, in order: dtypes, then ranks (2 first: an axis has two to walk), then the
 # shapes of the tensors after the first (the same, its last axis, its first axis, 0-d; or every
@@ -195,6 +217,12 @@ def synthesized_call(op_name: str) -> tuple[relax.Call | None, str]:
         params = list(inspect.signature(function).parameters.values())
     except (AttributeError, TypeError, ValueError):
         return None, "no Python op function in tvm.relax.op"
+    if op_name in DOCUMENTED_CALLS:
+        try:
+            return relax_signatures.call_from_record(op_name, DOCUMENTED_CALLS[op_name]), ""
+        except relax_signatures.REFUSALS as err:
+            why = f"{type(err).__name__}: {relax_signatures.last_sentence(str(err))}"
+            return None, f"TVM's struct-info inference refused the documented call ({why})"
     tensors = [p for p in params if _is_tensor(p) or _is_index_list(p)]
     others = [p for p in params if p.default is inspect.Parameter.empty and p not in tensors]
     unknown = [p.name for p in others if p.name not in (*REQUIRED_VALUES, "shape", "dtype")]

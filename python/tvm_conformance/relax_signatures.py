@@ -35,7 +35,7 @@ import inspect
 import itertools
 import math
 import re
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -548,7 +548,7 @@ def run_plan(
         if (point, seed + i) not in cache:
             inputs = inputs_for(shapes, seed + i)
             for position, domain in DOMAINS.get(plan.op, {}).items():
-                inputs[position] = _in_domain(domain, inputs[position], inputs[0].shape)
+                inputs[position] = _in_domain(domain, inputs[position], inputs[0].shape, inputs)
             kwargs = dict(point.kwargs)
 
             def fn(*tensors: Any, kwargs: dict[str, Any] = kwargs) -> Any:
@@ -1344,9 +1344,13 @@ def _leakyrelu(data: Any, alpha: float = 0.01) -> Any:
     return torch.nn.functional.leaky_relu(data, alpha)
 
 
-def _in_domain(domain: str, x: np.ndarray, first_shape: tuple[int, ...] = ()) -> np.ndarray:
+def _in_domain(
+    domain: str, x: np.ndarray, first_shape: tuple[int, ...] = (),
+    inputs: Sequence[np.ndarray] = (),
+) -> np.ndarray:  # fmt: skip
     """``x`` moved into an argument's domain (DOMAINS), in its own dtype; ``first_shape`` is
-    the shape of the op's first tensor (what an index points into)."""
+    the shape of the op's first tensor (what an index points into), ``inputs`` the op's
+    tensors (those before ``x`` already in their domains)."""
     floating = x.dtype.kind == "f"
     if domain == "index":
         # In range along every axis of the first tensor (the walk's axis forms all index it),
@@ -1405,6 +1409,20 @@ def _in_domain(domain: str, x: np.ndarray, first_shape: tuple[int, ...] = ()) ->
         x2 = x1 + extents[np.mod(k[..., 3], 3)]
         y2 = y1 + extents[np.mod(k[..., 4], 3)]
         return np.stack([np.mod(k[..., 0], n), x1, y1, x2, y2], axis=-1).astype(x.dtype)
+    if domain == "seqstart":
+        # Offsets of len(x) - 1 sequences: 0 first, the first tensor's second axis (the
+        # concatenated length) last, every sequence at least one row; which of the rows
+        # 1 .. length - 1 the cuts fall on follows the input's values.
+        total, count = first_shape[1], x.shape[0] - 1
+        if not 1 <= count <= total:
+            return np.zeros_like(x)
+        rows = np.arange(1, total)
+        keys = np.resize(np.abs(x.astype(np.int64)), rows.shape)
+        cuts = np.sort(rows[np.argsort(keys, kind="stable")][: count - 1])
+        return np.concatenate([[0], cuts, [total]]).astype(x.dtype)
+    if domain.startswith("longest_of_"):  # the longest sequence of the offsets at that position
+        starts = inputs[int(domain.removeprefix("longest_of_"))]
+        return np.asarray(np.diff(starts).max(initial=0), dtype=x.dtype)
     if domain == "distinct":  # the values' ranks, from -n/2 up: whole, distinct and exact
         ranks = np.argsort(np.argsort(x.reshape(-1), kind="stable"), kind="stable")
         return (ranks - x.size // 2).reshape(x.shape).astype(x.dtype)
@@ -1471,6 +1489,13 @@ DOMAINS: Mapping[str, Mapping[int, str]] = {
     "relax.multinomial_from_uniform": {0: "dyadic_probability", 1: "between_dyadic", 2: "index"},
     "relax.vision.roi_pool": {1: "roi_boxes"},
     "relax.vision.roi_align": {1: "roi_boxes"},
+    # Offsets of whole sequences (queries', keys'), and maximum lengths that are theirs.
+    "relax.nn.attention_var_len": {
+        3: "seqstart",
+        4: "seqstart",
+        5: "longest_of_3",
+        6: "longest_of_4",
+    },
     # Distinct values: the median's index has one answer.
     "relax.median": {0: "distinct"},
     # Bounds in each axis's range, steps positive (numpy's clamping of bounds out of range and
@@ -1924,6 +1949,58 @@ def _attention(
     return torch.matmul(torch.softmax(scores, -1), v).permute(0, 2, 1, 3)
 
 
+def _sequences(starts: Any, length: int) -> tuple[Any, Any, Any]:
+    """For each of ``length`` concatenated rows: its sequence (by the offsets ``starts``), its
+    place in it and the sequence's length; in tensor ops only (the rule traces the
+    reference, so no value may steer Python)."""
+    import torch
+
+    starts = starts.to(torch.int64)
+    rows = torch.arange(length)
+    sequence = (rows[:, None] >= starts[None, 1:]).sum(-1)
+    first = starts[sequence]
+    return sequence, rows - first, starts[sequence + 1] - first
+
+
+def _attention_var_len(
+    queries: Any, keys: Any, values: Any, seqstart_q: Any, seqstart_k: Any, max_seqlen_q: Any,
+    max_seqlen_k: Any, scale: Any = None, causal_mask: str | None = None,
+    window_size: int | None = None,
+) -> Any:  # fmt: skip
+    """R.nn.attention_var_len, in its call's argument order: sequence i is queries' rows
+    seqstart_q[i] to seqstart_q[i + 1] (keys' and values' by seqstart_k, the queries' by
+    default), each attended alone as R.nn.attention attends a batch of one (a causal mask
+    counts in the sequence's own lengths), the rows concatenated as the queries are. Written
+    as one attention whose mask keeps each query's own sequence. The maximum lengths are the
+    offsets' (DOMAINS)."""
+    import torch
+
+    del max_seqlen_q, max_seqlen_k  # bounds for a kernel's tiling, not part of the result
+    if window_size is not None:
+        raise FormNotModelled("sliding-window attention")
+    seqstart_k = seqstart_q if seqstart_k is None else seqstart_k
+    sequence_q, place_q, length_q = _sequences(seqstart_q, queries.shape[1])
+    sequence_k, place_k, _ = _sequences(seqstart_k, keys.shape[1])
+    keep = sequence_q[:, None] == sequence_k[None, :]
+    if causal_mask is not None:
+        starts_k = seqstart_k.to(torch.int64)
+        length_k = starts_k[sequence_q + 1] - starts_k[sequence_q]  # of each query's sequence
+        offset = {"TopLeft": 0 * length_k, "BottomRight": (length_k - length_q).abs()}
+        keep = keep & (place_k[None, :] <= place_q[:, None] + offset[causal_mask][:, None])
+    q, k, v = (t.permute(0, 2, 1, 3) for t in (queries, keys, values))
+    scores = torch.matmul(q, k.transpose(-1, -2))
+    scores = scores * scale if scale is not None else scores / float(np.sqrt(q.shape[-1]))
+    scores = scores.masked_fill(~keep, float("-inf"))
+    return torch.matmul(torch.softmax(scores, -1), v).permute(0, 2, 1, 3)
+
+
+def _shape_to_tensor(expr: Any) -> Any:
+    """R.shape_to_tensor: the shape's values, an int64 tensor."""
+    import torch
+
+    return torch.tensor([int(d) for d in expr], dtype=torch.int64)
+
+
 def _meshgrid(tensors: Any, indexing: str | None = "ij") -> Any:
     """torch's meshgrid; ``indexing`` None is the documented default, "ij"."""
     import torch
@@ -2284,6 +2361,8 @@ REFERENCES: Mapping[str, Callable[..., Any]] = {
     "relax.nn.instance_norm": _instance_norm,
     "relax.nn.attention": _attention,
     "relax.nn.attention_bias": _attention,
+    "relax.nn.attention_var_len": _attention_var_len,
+    "relax.shape_to_tensor": _shape_to_tensor,
     "relax.quantize": _quantize,
     "relax.index_tensor": _index_tensor,
     "relax.index_put": _index_put,
@@ -2332,8 +2411,6 @@ REFERENCES: Mapping[str, Callable[..., Any]] = {
 # reason (//python/tests/relax:op_signatures_test shows each as a skip and fails on an op with
 # neither a reference nor a reason).
 UNREFERENCED: Mapping[str, str] = {
-    # Registered ops no frontend emits (issue 69): a base call synthesized from the signature,
-    # not walked yet.
-    "relax.nn.attention_var_len": "no reference adapter yet (variable-length sequences: "
-    "seqstart offsets and maximum lengths as tensors)",
+    # None left: the registered ops no frontend emits have references since issue 69 (the last,
+    # nn.attention_var_len, has one built on nn.attention's).
 }

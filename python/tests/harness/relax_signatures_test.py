@@ -138,3 +138,51 @@ def test_a_missing_torch_kernel_inside_a_kit_reference_is_not_the_kits(
     point = Point("relax.image.resize2d", (), "bool")
     call = _resize_call()
     assert reference_refusal("relax.image.resize2d", call, point, [((3,), "bool")]) is None
+
+
+@pytest.mark.parametrize("causal_mask", [None, "TopLeft", "BottomRight"])
+def test_attention_var_len_reference_attends_each_sequence_alone(causal_mask: str | None) -> None:
+    """R.nn.attention_var_len's reference, one masked attention over the concatenated rows,
+    is torch's scaled_dot_product_attention of each sequence alone (its docstring's reading),
+    with the keys cut apart from the queries; its causal masks are R.nn.attention's, in each
+    sequence's own lengths (np.tril with offset 0 or |kv length - length|)."""
+    import torch
+
+    generator = torch.Generator().manual_seed(0)
+    queries, keys, values = (torch.randn(1, n, 2, 4, generator=generator, dtype=torch.float64)
+                             for n in (7, 6, 6))  # fmt: skip
+    starts_q, starts_k = [0, 3, 4, 7], [0, 1, 4, 6]
+    got = relax_signatures.REFERENCES["relax.nn.attention_var_len"](
+        queries, keys, values, torch.tensor(starts_q, dtype=torch.int32),
+        torch.tensor(starts_k, dtype=torch.int32), torch.tensor(3), torch.tensor(3),
+        causal_mask=causal_mask,
+    )  # fmt: skip
+    pieces = []
+    for q0, q1, k0, k1 in zip(starts_q, starts_q[1:], starts_k, starts_k[1:], strict=False):
+        q, k, v = (t.permute(0, 2, 1, 3) for t in
+                   (queries[:, q0:q1], keys[:, k0:k1], values[:, k0:k1]))  # fmt: skip
+        mask = None
+        if causal_mask is not None:
+            offset = 0 if causal_mask == "TopLeft" else abs((k1 - k0) - (q1 - q0))
+            mask = torch.ones(q1 - q0, k1 - k0, dtype=torch.bool).tril(offset)
+        attended = torch.nn.functional.scaled_dot_product_attention(q, k, v, attn_mask=mask)
+        pieces.append(attended.permute(0, 2, 1, 3))
+    torch.testing.assert_close(got, torch.cat(pieces, dim=1), rtol=0, atol=1e-12)
+
+
+def test_sequence_offsets_domain() -> None:
+    """The "seqstart" domain gives offsets of whole sequences (0 first, the concatenated
+    length last, each sequence one row or more), and "longest_of_<position>" the longest of
+    the offsets at that position."""
+    import numpy as np
+
+    rng = np.random.default_rng(0)
+    for total, count in ((5, 2), (7, 3), (4, 4), (6, 1)):
+        raw = rng.integers(-4, 5, count + 1).astype(np.int32)
+        starts = relax_signatures._in_domain("seqstart", raw, (1, total, 2, 4))
+        assert starts.dtype == np.int32 and starts[0] == 0 and starts[-1] == total
+        assert len(starts) == count + 1 and (np.diff(starts) >= 1).all(), starts
+        longest = relax_signatures._in_domain(
+            "longest_of_0", np.zeros((), np.int32), (1, total, 2, 4), [starts]
+        )
+        assert longest.dtype == np.int32 and longest == np.diff(starts).max()

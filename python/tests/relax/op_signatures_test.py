@@ -58,6 +58,7 @@ from tvm_conformance.observed import (
     InfiniteIntBoundClamped,
     InfiniteIntBoundFailed,
     LegalizationMissing,
+    LegalizationUnsupported,
     MathIntrinsicMissing,
     NegativeAxisLegalizeFailed,
     ScalarParameterRefused,
@@ -220,6 +221,12 @@ KNOWN: dict[str, tuple[Callable[[relax_signatures.Point], bool], type | None, st
         AttributeError,
         r"module 'tvm\.topi\.nn' has no attribute 'pixel_shuffle'",
         LegalizationMissing,
+    ),
+    "relax-attention-var-len-legalize-unsupported": (
+        lambda p: p.op == "relax.nn.attention_var_len",
+        RuntimeError,
+        r"Legalization of attention_var_len op is not supported yet\.",
+        LegalizationUnsupported,
     ),
     "relax-adaptive-avg-pool1d-default-output-size": (
         lambda p: (
