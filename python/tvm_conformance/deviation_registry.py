@@ -951,6 +951,25 @@ DEVIATIONS: tuple[Deviation, ...] = (
         ),
         tvm=">=0.26",
     ),
+    Deviation(
+        id="relax-bool-layout-transform-build-fails",
+        area="relax",
+        expected="R.layout_transform of a bool tensor by a map that pads nothing (the NCHW -> "
+        "NCHW4c packing of a (1, 8, 2, 3) tensor; pad_value omitted or None), which its "
+        "struct-info inference accepts, builds and moves each element where the map says, as "
+        "it does for float16, float32, int32 and int64.",
+        actual="relax.build raises ScheduleError (a RuntimeError) 'Buffer te_layout_transform "
+        "has elements of type T.bool, but the transformation fills padding with "
+        "T.index_map(lambda ...: (T.float32(0.0),)), which is of type float32', bytecode and "
+        "compiled: the legalization's padding value is a float32 zero whatever the dtype, "
+        "though nothing is padded (TVM 0.27 with tvm-ffi 0.1.14 and 0.1.15, TVM 0.26).",
+        raises="tvm_conformance.observed.BoolOpBuildFailed",
+        tests=(
+            "//python/tests/relax:op_signatures_test_llvm :: "
+            "test_known_deviation[llvm-relax-bool-layout-transform-build-fails-*]",
+        ),
+        tvm=">=0.26",
+    ),
     # --- frontend ----------------------------------------------------------------------------
     Deviation(
         id="frontend-fx-batchnorm-batch-stats",

@@ -16,9 +16,10 @@ dtype for all, then any mix; where omitting an optional tensor parameter makes t
 another op (``R.nn.attention_bias`` without a bias is ``relax.nn.attention``), that parameter
 is given too. Only once every such candidate is refused, the same again with a batch of one
 first (``_BATCH_OF_ONE_DIMS``: affine_grid's (1, 2, 3) matrices). An op whose docstring says
-what an ``Expr`` argument must be (a shape value, an int32 offsets tensor beside float data)
-gets the call its docstring describes (``DOCUMENTED_CALLS``). The walk's forms (axis,
-keepdims, dtypes) then start from that call.
+what an ``Expr`` argument must be (a shape value, an int32 offsets tensor beside float data),
+or whose required argument is a function (an index map), gets the call its docstring
+describes (``DOCUMENTED_CALLS``). The walk's forms (axis, keepdims, dtypes) then start from
+that call.
 
     synthesized_call("relax.repeat")   # R.repeat(a0: Tensor((2, 3), "float32"), 2)
 """
@@ -93,6 +94,12 @@ REQUIRED_VALUES: dict[str, Any] = {
 # (``relax_signatures.call_record``'s form). The walk's forms then start from it as from any
 # base call.
 DOCUMENTED_CALLS: dict[str, dict[str, Any]] = {
+    # "index_map: The transformation to apply": the NCHW -> NCHW4c packing (a channel axis
+    # split in blocks of 4, the block innermost), the form layout rewriting gives it.
+    "relax.layout_transform": {
+        "args": [{"tensor": [1, 8, 2, 3], "dtype": "float32"}],
+        "attrs": {"index_map": lambda n, c, h, w: (n, c // 4, h, w, c % 4)},
+    },
     # "Convert shape to tensor expr": its struct-info inference takes a shape value only.
     "relax.shape_to_tensor": {"args": [{"shape": [2, 3, 4]}], "attrs": {}},
     # Queries, keys and values "concatenated along the second axis", shape (1, total_seq_len,

@@ -578,7 +578,7 @@ def run_plan(
 # dtype (multinomial_from_uniform's dyadic probabilities, its samples between their sums).
 EXACT_OUTPUTS = frozenset({
     "relax.unique", "relax.vision.get_valid_counts", "relax.vision.roi_pool", "relax.median",
-    "relax.multinomial_from_uniform",
+    "relax.multinomial_from_uniform", "relax.layout_transform",
 })  # fmt: skip
 
 
@@ -1254,6 +1254,51 @@ def _grid_sample(data: Any, grid: Any, **kw: Any) -> Any:
         return out.to(d.dtype)
 
     return _exact(compute)(data, grid)
+
+
+# The integer arithmetic an index map's final indices use (TIR's floor division and modulo).
+_INDEX_ARITHMETIC: Mapping[str, Callable[[int, int], int]] = {
+    "Add": lambda a, b: a + b, "Sub": lambda a, b: a - b, "Mul": lambda a, b: a * b,
+    "FloorDiv": lambda a, b: a // b, "FloorMod": lambda a, b: a % b,
+}  # fmt: skip
+
+
+def _index_value(expr: Any, names: Sequence[tuple[Any, int]]) -> int:
+    """An index map's final index, evaluated in Python at the initial indices ``names``
+    ((variable, value) pairs): a variable's value, a constant, or the arithmetic of
+    _INDEX_ARITHMETIC. (TIR's == builds an expression: variables are matched by identity.)"""
+    for variable, value in names:
+        if expr.same_as(variable):
+            return value
+    kind = type(expr).__name__
+    if kind == "IntImm":
+        return int(expr.value)
+    if kind in _INDEX_ARITHMETIC:
+        return _INDEX_ARITHMETIC[kind](_index_value(expr.a, names), _index_value(expr.b, names))
+    raise FormNotModelled(f"an index map with {kind}")
+
+
+def _layout_transform(x: Any, index_map: Any, pad_value: Any = None, **_: Any) -> Any:
+    """R.layout_transform: element x[i] moves to the place the index map's final indices give
+    for i (evaluated here, in Python's integer arithmetic); a map that leaves a place without
+    a source pads it, with "any value" without pad_value (not modelled)."""
+    import torch
+
+    shape = tuple(x.shape)
+    variables = list(index_map.initial_indices)
+    places = [
+        tuple(
+            _index_value(e, list(zip(variables, i, strict=True))) for e in index_map.final_indices
+        )
+        for i in itertools.product(*map(range, shape))
+    ]
+    out_shape = tuple(max(axis) + 1 for axis in zip(*places, strict=True))
+    if len(set(places)) != len(places) or len(places) != math.prod(out_shape):
+        raise FormNotModelled("an index map that pads or merges places")
+    source = np.empty(out_shape, dtype=np.int64)
+    for flat, place in enumerate(places):
+        source[place] = flat
+    return x.reshape(-1)[torch.from_numpy(source.reshape(-1))].reshape(out_shape)
 
 
 def _pixel_shuffle(data: Any, upscale_factor: int) -> Any:
@@ -2363,6 +2408,7 @@ REFERENCES: Mapping[str, Callable[..., Any]] = {
     "relax.nn.attention_bias": _attention,
     "relax.nn.attention_var_len": _attention_var_len,
     "relax.shape_to_tensor": _shape_to_tensor,
+    "relax.layout_transform": _layout_transform,
     "relax.quantize": _quantize,
     "relax.index_tensor": _index_tensor,
     "relax.index_put": _index_put,

@@ -186,3 +186,28 @@ def test_sequence_offsets_domain() -> None:
             "longest_of_0", np.zeros((), np.int32), (1, total, 2, 4), [starts]
         )
         assert longest.dtype == np.int32 and longest == np.diff(starts).max()
+
+
+def test_layout_transform_reference_moves_each_element_where_the_map_says() -> None:
+    """R.layout_transform's reference, the index map evaluated in Python, is numpy's own
+    NCHW -> NCHW4c packing (reshape the channels into blocks of 4, move the block last) and a
+    transpose; a map that would pad (8 channels in blocks of 3) is refused as not modelled."""
+    import numpy as np
+    import torch
+    from tvm import tirx
+
+    x = np.arange(48, dtype=np.float32).reshape(1, 8, 2, 3)
+    reference = relax_signatures.REFERENCES["relax.layout_transform"]
+    packed = reference(
+        torch.from_numpy(x), tirx.IndexMap.from_func(lambda n, c, h, w: (n, c // 4, h, w, c % 4))
+    )
+    np.testing.assert_array_equal(packed.numpy(), x.reshape(1, 2, 4, 2, 3).transpose(0, 1, 3, 4, 2))
+    swapped = reference(
+        torch.from_numpy(x), tirx.IndexMap.from_func(lambda n, c, h, w: (w, h, c, n))
+    )
+    np.testing.assert_array_equal(swapped.numpy(), x.transpose(3, 2, 1, 0))
+    with pytest.raises(relax_signatures.FormNotModelled):
+        reference(
+            torch.from_numpy(x),
+            tirx.IndexMap.from_func(lambda n, c, h, w: (n, c // 3, h, w, c % 3)),
+        )
