@@ -1981,15 +1981,27 @@ def _attention(
 
     if window_size is not None:
         raise FormNotModelled("sliding-window attention")
+    keep = None
+    if causal_mask is not None:
+        length, kv_length = query.shape[1], key.shape[1]
+        offset = {"TopLeft": 0, "BottomRight": abs(kv_length - length)}[causal_mask]
+        keep = torch.ones(length, kv_length, dtype=torch.bool).tril(offset)
+    return _masked_attention(query, key, value, scale, bias, keep)
+
+
+def _masked_attention(
+    query: Any, key: Any, value: Any, scale: Any = None, bias: Any = None, keep: Any = None
+) -> Any:
+    """softmax(q k^T * scale + bias) v in the (batch, sequence, heads, head size) layout, the
+    scores of (query, key) pairs outside ``keep`` (None: all kept) -inf."""
+    import torch
+
     q, k, v = (t.permute(0, 2, 1, 3) for t in (query, key, value))
     scores = torch.matmul(q, k.transpose(-1, -2))
     scores = scores * scale if scale is not None else scores / float(np.sqrt(q.shape[-1]))
     if bias is not None:
         scores = scores + bias
-    if causal_mask is not None:
-        length, kv_length = scores.shape[-2:]
-        offset = {"TopLeft": 0, "BottomRight": abs(kv_length - length)}[causal_mask]
-        keep = torch.ones(length, kv_length, dtype=torch.bool).tril(offset)
+    if keep is not None:
         scores = scores.masked_fill(~keep, float("-inf"))
     return torch.matmul(torch.softmax(scores, -1), v).permute(0, 2, 1, 3)
 
@@ -2032,11 +2044,7 @@ def _attention_var_len(
         length_k = starts_k[sequence_q + 1] - starts_k[sequence_q]  # of each query's sequence
         offset = {"TopLeft": 0 * length_k, "BottomRight": (length_k - length_q).abs()}
         keep = keep & (place_k[None, :] <= place_q[:, None] + offset[causal_mask][:, None])
-    q, k, v = (t.permute(0, 2, 1, 3) for t in (queries, keys, values))
-    scores = torch.matmul(q, k.transpose(-1, -2))
-    scores = scores * scale if scale is not None else scores / float(np.sqrt(q.shape[-1]))
-    scores = scores.masked_fill(~keep, float("-inf"))
-    return torch.matmul(torch.softmax(scores, -1), v).permute(0, 2, 1, 3)
+    return _masked_attention(queries, keys, values, scale, None, keep)
 
 
 def _shape_to_tensor(expr: Any) -> Any:

@@ -143,20 +143,28 @@ def test_a_missing_torch_kernel_inside_a_kit_reference_is_not_the_kits(
 @pytest.mark.parametrize("causal_mask", [None, "TopLeft", "BottomRight"])
 def test_attention_var_len_reference_attends_each_sequence_alone(causal_mask: str | None) -> None:
     """R.nn.attention_var_len's reference, one masked attention over the concatenated rows,
-    is torch's scaled_dot_product_attention of each sequence alone (its docstring's reading),
-    with the keys cut apart from the queries; its causal masks are R.nn.attention's, in each
-    sequence's own lengths (np.tril with offset 0 or |kv length - length|)."""
+    holds torch's float32 scaled_dot_product_attention of each sequence alone (its
+    docstring's reading) within the kit's rounding rule (the float64 reference and its
+    allowance), with the keys cut apart from the queries; its causal masks are
+    R.nn.attention's, in each sequence's own lengths (np.tril with offset 0 or |kv length -
+    length|)."""
     import torch
 
+    from tvm_conformance import numerics
+
     generator = torch.Generator().manual_seed(0)
-    queries, keys, values = (torch.randn(1, n, 2, 4, generator=generator, dtype=torch.float64)
-                             for n in (7, 6, 6))  # fmt: skip
+    queries, keys, values = (torch.randn(1, n, 2, 4, generator=generator) for n in (7, 6, 6))
     starts_q, starts_k = [0, 3, 4, 7], [0, 1, 4, 6]
-    got = relax_signatures.REFERENCES["relax.nn.attention_var_len"](
-        queries, keys, values, torch.tensor(starts_q, dtype=torch.int32),
-        torch.tensor(starts_k, dtype=torch.int32), torch.tensor(3), torch.tensor(3),
-        causal_mask=causal_mask,
-    )  # fmt: skip
+    offsets = [torch.tensor(s, dtype=torch.int32) for s in (starts_q, starts_k)]
+    reference = relax_signatures.REFERENCES["relax.nn.attention_var_len"]
+
+    def attend(q: Any, k: Any, v: Any, seqstart_q: Any, seqstart_k: Any) -> Any:
+        return reference(
+            q, k, v, seqstart_q, seqstart_k, torch.tensor(3), torch.tensor(3),
+            causal_mask=causal_mask,
+        )  # fmt: skip
+
+    refs = numerics.references(attend, [queries, keys, values, *offsets])
     pieces = []
     for q0, q1, k0, k1 in zip(starts_q, starts_q[1:], starts_k, starts_k[1:], strict=False):
         q, k, v = (t.permute(0, 2, 1, 3) for t in
@@ -167,7 +175,15 @@ def test_attention_var_len_reference_attends_each_sequence_alone(causal_mask: st
             mask = torch.ones(q1 - q0, k1 - k0, dtype=torch.bool).tril(offset)
         attended = torch.nn.functional.scaled_dot_product_attention(q, k, v, attn_mask=mask)
         pieces.append(attended.permute(0, 2, 1, 3))
-    torch.testing.assert_close(got, torch.cat(pieces, dim=1), rtol=0, atol=1e-12)
+    numerics.check_outputs([torch.cat(pieces, dim=1).numpy()], refs, where=str(causal_mask))
+    # The rule can tell: attention over every key (no sequence mask) breaks it.
+    unmasked = torch.nn.functional.scaled_dot_product_attention(
+        *(t.permute(0, 2, 1, 3) for t in (queries[:, :6], keys, values))
+    ).permute(0, 2, 1, 3)
+    with pytest.raises(AssertionError):
+        numerics.check_outputs(
+            [torch.cat([unmasked, queries[:, 6:7]], dim=1).numpy()], refs, where="unmasked"
+        )
 
 
 def test_sequence_offsets_domain() -> None:
