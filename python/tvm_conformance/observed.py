@@ -208,6 +208,11 @@ class CenterScaleIgnored(DeviationObserved):
     reference in every element (it still adds beta / multiplies by gamma)."""
 
 
+class LimitIgnored(DeviationObserved):
+    """An op given a limit as a runtime tensor returned more results than the limit allows
+    (the rows and the count of an unlimited selection)."""
+
+
 class DocumentedFormRefused(DeviationObserved):
     """A form of an argument that the function's own docstring documents was refused with the
     recorded error."""

@@ -114,6 +114,32 @@ DOCUMENTED_CALLS: dict[str, dict[str, Any]] = {
         ],
         "attrs": {},
     },
+    # cls_pred "[B, C, N] class logits", loc_pred "[B, 4*N] per-anchor encodings", anchor
+    # "[1, N, 4] priors" (its notes: the three of one dtype): two images, three classes, four
+    # anchors. variances "(x,y,w,h) = TFLite 1/x_scale, 1/y_scale, 1/w_scale, 1/h_scale", one
+    # different value each (a swapped pair shows), and a threshold a third of three classes'
+    # softmax scores fall under; the walk gives both omitted too.
+    "relax.vision.multibox_transform_loc": {
+        "args": [
+            {"tensor": [2, 3, 4], "dtype": "float32"},
+            {"tensor": [2, 16], "dtype": "float32"},
+            {"tensor": [1, 4, 4], "dtype": "float32"},
+        ],
+        "attrs": {"variances": (0.1, 0.2, 0.3, 0.4), "threshold": 0.25},
+    },
+    # ONNX NonMaxSuppression's inputs, which the docstring names: boxes "(batch_size,
+    # num_boxes, 4)", scores "(batch_size, num_classes, num_boxes)", and the three that ONNX
+    # says are scalars, 0-d tensors (an int64 limit, float thresholds).
+    "relax.vision.all_class_non_max_suppression": {
+        "args": [
+            {"tensor": [2, 6, 4], "dtype": "float32"},
+            {"tensor": [2, 2, 6], "dtype": "float32"},
+            {"tensor": [], "dtype": "int64"},
+            {"tensor": [], "dtype": "float32"},
+            {"tensor": [], "dtype": "float32"},
+        ],
+        "attrs": {},
+    },
 }  # fmt: skip
 # The candidates, in order: dtypes, then ranks (2 first: an axis has two to walk), then the
 # shapes of the tensors after the first (the same, its last axis, its first axis, 0-d; or every

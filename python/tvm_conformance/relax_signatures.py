@@ -531,15 +531,17 @@ def combined_module(plans: Iterable[OpPlan]) -> tvm.IRModule:
 def run_plan(
     plan: OpPlan, call: relax.Call, vm: Any, dev: tvm.runtime.Device, seed: int = 0,
     prefix: str = "", cache: dict[tuple[Point, int], Any] | None = None,
+    reference: Callable[..., Any] | None = None,
 ) -> list[str]:  # fmt: skip
     """Call every point's function in ``vm`` (named ``prefix`` + ``p<i>``) and compare with its
     reference by the kit's tolerance rule; the failures, one message per point (empty: all
-    match). ``cache`` keeps each point's inputs and references for the next exec mode."""
+    match). ``cache`` keeps each point's inputs and references for the next exec mode;
+    ``reference`` stands for the op's own (a known deviation's way of computing)."""
     import torch
 
     from tvm_conformance import numerics
 
-    reference = REFERENCES[plan.op]
+    reference = REFERENCES[plan.op] if reference is None else reference
     layout = reference_arguments(call)
     positions = bool_arguments(plan.op, call)
     failures = []
@@ -579,6 +581,7 @@ def run_plan(
 EXACT_OUTPUTS = frozenset({
     "relax.unique", "relax.vision.get_valid_counts", "relax.vision.roi_pool", "relax.median",
     "relax.multinomial_from_uniform", "relax.layout_transform",
+    "relax.vision.all_class_non_max_suppression",
 })  # fmt: skip
 
 
@@ -1212,6 +1215,101 @@ def _roi_align(
     return out.permute(0, 3, 1, 2)
 
 
+def _multibox_transform_loc(
+    cls_pred: Any, loc_pred: Any, anchor: Any, clip: bool = False, threshold: float = 0.0,
+    variances: Any = (1.0, 1.0, 1.0, 1.0), keep_background: bool = True,
+    apply_softmax: bool = True,
+) -> Any:  # fmt: skip
+    """TFLite's DetectionPostProcess decode (``DecodeCenterSizeBoxes``) as Relax's docstring
+    lays it out: anchor ``a`` a box (left, top, right, bottom) of centre (ya, xa) and size
+    (ha, wa), its encoding (x, y, w, h) the four values ``loc_pred[b, 4a:4a + 4]``; the box's
+    centre ``y * vy * ha + ya`` and ``x * vx * wa + xa``, its size ``exp(h * vh) * ha`` and
+    ``exp(w * vw) * wa`` (``variances`` is TFLite's 1 / scale, so a product where TFLite
+    divides), as (ymin, xmin, ymax, xmax), each clamped to [0, 1] with ``clip``. The scores:
+    a softmax over the classes (``apply_softmax``), those under ``threshold`` zero, class 0
+    zero unless ``keep_background``."""
+    import torch
+
+    if not cls_pred.dtype.is_floating_point:
+        raise FormNotModelled(
+            f"scores of {str(cls_pred.dtype).removeprefix('torch.')}: a softmax and an "
+            "exponential of box sizes have no integer form (TFLite's decode is float)"
+        )
+    batch, _, anchors = cls_pred.shape
+    loc = loc_pred.reshape(batch, anchors, 4)
+    left, top, right, bottom = anchor[0].unbind(-1)
+    vx, vy, vw, vh = (float(v) for v in variances)
+    ya, xa = (top + bottom) * 0.5, (left + right) * 0.5
+    ha, wa = bottom - top, right - left
+    ycenter = loc[..., 1] * vy * ha + ya
+    xcenter = loc[..., 0] * vx * wa + xa
+    half_h = 0.5 * torch.exp(loc[..., 3] * vh) * ha
+    half_w = 0.5 * torch.exp(loc[..., 2] * vw) * wa
+    corners = [ycenter - half_h, xcenter - half_w, ycenter + half_h, xcenter + half_w]
+    if clip:
+        corners = [c.clamp(0.0, 1.0) for c in corners]
+    boxes = torch.stack(corners, dim=-1)
+    scores = torch.softmax(cls_pred, dim=1) if apply_softmax else cls_pred
+    scores = torch.where(scores >= threshold, scores, torch.zeros_like(scores))
+    if not keep_background:
+        background = (torch.arange(scores.shape[1]) == 0).reshape(1, -1, 1)
+        scores = torch.where(background, torch.zeros_like(scores), scores)
+    return boxes, scores
+
+
+def _box_overlap(a: Sequence[float], b: Sequence[float]) -> float:
+    """ONNX NonMaxSuppression's intersection over union of two boxes given by any diagonal
+    pair of corners (y1, x1, y2, x2); 0 where either box has no area."""
+    ay1, ay2, ax1, ax2 = min(a[0], a[2]), max(a[0], a[2]), min(a[1], a[3]), max(a[1], a[3])
+    by1, by2, bx1, bx2 = min(b[0], b[2]), max(b[0], b[2]), min(b[1], b[3]), max(b[1], b[3])
+    area_a, area_b = (ay2 - ay1) * (ax2 - ax1), (by2 - by1) * (bx2 - bx1)
+    if area_a <= 0 or area_b <= 0:
+        return 0.0
+    inter = max(0.0, min(ay2, by2) - max(ay1, by1)) * max(0.0, min(ax2, bx2) - max(ax1, bx1))
+    return inter / (area_a + area_b - inter)
+
+
+def _all_class_non_max_suppression(
+    boxes: Any, scores: Any, max_output_boxes_per_class: Any, iou_threshold: Any,
+    score_threshold: Any, output_format: str = "onnx",
+) -> Any:  # fmt: skip
+    """ONNX's NonMaxSuppression (center_point_box 0), which Relax's docstring names: per
+    batch and class, the boxes scoring above ``score_threshold`` in descending order of
+    score (the lower index first on a tie), each selected unless its IoU with a box
+    already selected exceeds ``iou_threshold``, at most ``max_output_boxes_per_class``
+    of them; the rows (batch, class, box) in that order, and their count as a (1,) tensor."""
+    import torch
+
+    if output_format != "onnx":
+        raise FormNotModelled(
+            f"output_format {output_format!r}: past each batch's count its rows are any "
+            "value (the docstring: only the first num_total_detection[b] entries are valid), "
+            "and the walk compares whole tensors"
+        )
+    if not boxes.dtype.is_floating_point:
+        raise FormNotModelled(f"boxes of {str(boxes.dtype).removeprefix('torch.')}")
+    limit = int(max_output_boxes_per_class.reshape(-1)[0])
+    iou_limit = float(iou_threshold.reshape(-1)[0])
+    floor = float(score_threshold.reshape(-1)[0])
+    box_values, score_values = boxes.double().tolist(), scores.double().tolist()
+    rows = []
+    for b, per_class in enumerate(score_values):
+        for c, class_scores in enumerate(per_class):
+            order = sorted(
+                (i for i, v in enumerate(class_scores) if v > floor),
+                key=lambda i, v=class_scores: (-v[i], i),
+            )
+            kept: list[int] = []
+            for i in order:
+                if len(kept) >= limit:
+                    break
+                if all(_box_overlap(box_values[b][i], box_values[b][j]) <= iou_limit for j in kept):
+                    kept.append(i)
+            rows += [[b, c, i] for i in kept]
+    selected = torch.tensor(rows, dtype=torch.int64).reshape(-1, 3)
+    return selected, torch.tensor([len(rows)], dtype=torch.int64)
+
+
 def _median(x: Any, axis: Any = None, keepdims: bool = False) -> Any:
     """torch.median, the lower of the two middle values where the count is even (numpy's
     median averages them), in the form Relax's struct-info inference declares: along one axis
@@ -1471,6 +1569,11 @@ def _in_domain(
     if domain == "distinct":  # the values' ranks, from -n/2 up: whole, distinct and exact
         ranks = np.argsort(np.argsort(x.reshape(-1), kind="stable"), kind="stable")
         return (ranks - x.size // 2).reshape(x.shape).astype(x.dtype)
+    if domain == "one":
+        return np.ones_like(x)
+    if domain == "eighths":  # a fraction in [0, 1) in eighths: exact in float16 too
+        steps = np.mod(np.round(np.abs(np.nan_to_num(x.astype(np.float64))) * 8), 8)
+        return np.asarray(steps / 8, dtype=x.dtype)
     if domain == "length":  # a count along an axis of the first tensor: 1 to its size
         return np.asarray(np.mod(x, min(first_shape, default=1)) + 1, dtype=x.dtype)
     if domain == "sorted":  # ascending (boundaries)
@@ -1534,6 +1637,16 @@ DOMAINS: Mapping[str, Mapping[int, str]] = {
     "relax.multinomial_from_uniform": {0: "dyadic_probability", 1: "between_dyadic", 2: "index"},
     "relax.vision.roi_pool": {1: "roi_boxes"},
     "relax.vision.roi_align": {1: "roi_boxes"},
+    # Corners and scores whole numbers (distinct scores: one order), thresholds in eighths:
+    # every area, overlap and comparison exact in float16 too. A limit of one box per class,
+    # which binds wherever a class keeps two boxes.
+    "relax.vision.all_class_non_max_suppression": {
+        0: "integral",
+        1: "distinct",
+        2: "one",
+        3: "eighths",
+        4: "integral",
+    },
     # Offsets of whole sequences (queries', keys'), and maximum lengths that are theirs.
     "relax.nn.attention_var_len": {
         3: "seqstart",
@@ -2440,6 +2553,8 @@ REFERENCES: Mapping[str, Callable[..., Any]] = {
     "relax.image.resize3d": _resize(3),
     "relax.unique": _unique,
     "relax.vision.get_valid_counts": _get_valid_counts,
+    "relax.vision.multibox_transform_loc": _multibox_transform_loc,
+    "relax.vision.all_class_non_max_suppression": _all_class_non_max_suppression,
     "relax.dynamic_strided_slice": _dynamic_strided_slice,
     # Creation ops (no tensor argument but full's fill value): their own calls, in their dtype.
     "relax.zeros": _filled(0),

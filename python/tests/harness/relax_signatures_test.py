@@ -227,3 +227,101 @@ def test_layout_transform_reference_moves_each_element_where_the_map_says() -> N
             torch.from_numpy(x),
             tirx.IndexMap.from_func(lambda n, c, h, w: (n, c // 3, h, w, c % 3)),
         )
+
+
+# ONNX's own NonMaxSuppression test cases (onnx/backend/test/case/node/nonmaxsuppression.py,
+# as its operator documentation lists them): six boxes of one class, three clusters.
+_ONNX_NMS_BOXES = [
+    [0.0, 0.0, 1.0, 1.0], [0.0, 0.1, 1.0, 1.1], [0.0, -0.1, 1.0, 0.9],
+    [0.0, 10.0, 1.0, 11.0], [0.0, 10.1, 1.0, 11.1], [0.0, 100.0, 1.0, 101.0],
+]  # fmt: skip
+_ONNX_NMS_FLIPPED = [
+    [1.0, 1.0, 0.0, 0.0], [0.0, 0.1, 1.0, 1.1], [0.0, 0.9, 1.0, -0.1],
+    [0.0, 10.0, 1.0, 11.0], [1.0, 10.1, 0.0, 11.1], [1.0, 101.0, 0.0, 100.0],
+]  # fmt: skip
+_ONNX_NMS_SCORES = [0.9, 0.75, 0.6, 0.95, 0.5, 0.3]
+
+
+@pytest.mark.parametrize(
+    ("case", "boxes", "limit", "score_threshold", "selected"),
+    [
+        ("suppress_by_IOU", _ONNX_NMS_BOXES, 3, 0.0, [3, 0, 5]),
+        ("flipped_coordinates", _ONNX_NMS_FLIPPED, 3, 0.0, [3, 0, 5]),
+        ("limit_output_size", _ONNX_NMS_BOXES, 2, 0.0, [3, 0]),
+        ("suppress_by_IOU_and_scores", _ONNX_NMS_BOXES, 3, 0.4, [3, 0]),
+        ("identical_boxes", [[0.0, 0.0, 1.0, 1.0]] * 6, 3, 0.0, [0]),
+    ],
+)
+def test_all_class_nms_reference_gives_onnx_selections(
+    case: str, boxes: list[list[float]], limit: int, score_threshold: float,
+    selected: list[int],
+) -> None:  # fmt: skip
+    """R.vision.all_class_non_max_suppression's reference selects what ONNX's own test cases
+    expect (IoU threshold 0.5), as (batch, class, box) rows and their count."""
+    import torch
+
+    reference = relax_signatures.REFERENCES["relax.vision.all_class_non_max_suppression"]
+    scores = [0.9] * 6 if case == "identical_boxes" else _ONNX_NMS_SCORES
+    rows, count = reference(
+        torch.tensor([boxes]), torch.tensor([[scores]]), torch.tensor(limit),
+        torch.tensor(0.5), torch.tensor(score_threshold),
+    )  # fmt: skip
+    assert rows.tolist() == [[0, 0, b] for b in selected], case
+    assert count.tolist() == [len(selected)]
+
+
+def test_all_class_nms_domains_make_its_arithmetic_exact() -> None:
+    """The walk's NMS inputs: whole-number corners and distinct whole scores (float16 holds
+    them), a limit of one box, thresholds in eighths in [0, 1)."""
+    import numpy as np
+
+    rng = np.random.default_rng(0)
+    for dtype in (np.float32, np.float16):
+        boxes = relax_signatures._in_domain(
+            "integral", rng.standard_normal((2, 6, 4)).astype(dtype)
+        )
+        assert (boxes == np.round(boxes)).all() and np.abs(boxes).max() <= 16
+        scores = relax_signatures._in_domain(
+            "distinct", rng.standard_normal((2, 2, 6)).astype(dtype)
+        )
+        assert len(np.unique(scores)) == scores.size
+        eighths = relax_signatures._in_domain("eighths", rng.standard_normal(64).astype(dtype))
+        assert ((eighths * 8) == np.round(eighths * 8)).all()
+        assert eighths.min() >= 0 and eighths.max() < 1 and len(np.unique(eighths)) > 4
+    limit = relax_signatures._in_domain("one", np.array(-3, np.int64))
+    assert limit.dtype == np.int64 and limit == 1
+
+
+def test_multibox_transform_loc_reference_decodes_tflite_boxes() -> None:
+    """R.vision.multibox_transform_loc's reference: a zero encoding gives the anchor itself
+    (as ymin, xmin, ymax, xmax); a unit encoding moves the centre by variance x size and
+    scales the size by exp(variance), each coordinate by its own variance (TFLite's
+    DecodeCenterSizeBoxes with scales 1 / variances); the scores a softmax over the classes,
+    those under the threshold zero, class 0 zero without keep_background; clip to [0, 1]."""
+    import numpy as np
+    import torch
+
+    reference = relax_signatures.REFERENCES["relax.vision.multibox_transform_loc"]
+    anchor = torch.tensor([[[0.25, 0.5, 0.75, 1.5], [-1.0, -1.0, 1.0, 3.0]]], dtype=torch.float64)
+    logits = torch.tensor([[[0.0, 2.0], [1.0, 0.0], [-1.0, 0.0]]], dtype=torch.float64)
+    variances = (0.1, 0.2, 0.3, 0.4)
+    boxes, scores = reference(logits, torch.zeros(1, 8, dtype=torch.float64), anchor)
+    np.testing.assert_allclose(boxes[0].numpy(), [[0.5, 0.25, 1.5, 0.75], [-1.0, -1.0, 3.0, 1.0]])
+    np.testing.assert_allclose(scores.sum(dim=1).numpy(), 1.0)
+    unit = torch.ones(1, 8, dtype=torch.float64)
+    boxes, _ = reference(logits, unit, anchor, variances=variances)
+    # Anchor 0: centre (y 1.0, x 0.5), size (h 1.0, w 0.5).
+    yc, xc = 1.0 + 0.2 * 1.0, 0.5 + 0.1 * 0.5
+    h, w = np.exp(0.4) * 1.0, np.exp(0.3) * 0.5
+    np.testing.assert_allclose(
+        boxes[0, 0].numpy(), [yc - h / 2, xc - w / 2, yc + h / 2, xc + w / 2]
+    )
+    clipped, _ = reference(logits, unit, anchor, clip=True, variances=variances)
+    assert clipped.min() >= 0 and clipped.max() <= 1 and clipped[0, 1, 2] == 1.0
+    expected = torch.softmax(logits, dim=1).numpy()
+    _, scores = reference(logits, unit, anchor, threshold=0.3, keep_background=False)
+    kept = np.where(expected >= 0.3, expected, 0.0)
+    kept[:, 0, :] = 0.0
+    np.testing.assert_allclose(scores.numpy(), kept)
+    _, raw = reference(logits, unit, anchor, threshold=0.5, apply_softmax=False)
+    np.testing.assert_array_equal(raw.numpy(), np.where(logits.numpy() >= 0.5, logits.numpy(), 0))
