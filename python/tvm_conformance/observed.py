@@ -208,6 +208,11 @@ class CenterScaleIgnored(DeviationObserved):
     reference in every element (it still adds beta / multiplies by gamma)."""
 
 
+class EqualIouSuppressed(DeviationObserved):
+    """A non-maximum suppression removed a box whose IoU with a selected one equals the
+    threshold (the documented rule removes it only above)."""
+
+
 class LimitIgnored(DeviationObserved):
     """An op given a limit as a runtime tensor returned more results than the limit allows
     (the rows and the count of an unlimited selection)."""

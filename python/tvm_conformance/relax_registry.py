@@ -127,6 +127,18 @@ DOCUMENTED_CALLS: dict[str, dict[str, Any]] = {
         ],
         "attrs": {"variances": (0.1, 0.2, 0.3, 0.4), "threshold": 0.25},
     },
+    # data "[batch_size, num_anchors, elem_length]" (rows as get_valid_counts leaves them:
+    # class id, score, four corners), valid_count "1-D tensor for valid number of boxes" and
+    # indices "[batch_size, num_anchors]" (int32, get_valid_counts' outputs); a limit and a
+    # top_k that bind, so the walk gives each omitted and given.
+    "relax.vision.non_max_suppression": {
+        "args": [
+            {"tensor": [2, 8, 6], "dtype": "float32"},
+            {"tensor": [2], "dtype": "int32"},
+            {"tensor": [2, 8], "dtype": "int32"},
+        ],
+        "attrs": {"max_output_size": 2, "top_k": 3},
+    },
     # ONNX NonMaxSuppression's inputs, which the docstring names: boxes "(batch_size,
     # num_boxes, 4)", scores "(batch_size, num_classes, num_boxes)", and the three that ONNX
     # says are scalars, 0-d tensors (an int64 limit, float thresholds).

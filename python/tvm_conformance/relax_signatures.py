@@ -581,7 +581,7 @@ def run_plan(
 EXACT_OUTPUTS = frozenset({
     "relax.unique", "relax.vision.get_valid_counts", "relax.vision.roi_pool", "relax.median",
     "relax.multinomial_from_uniform", "relax.layout_transform",
-    "relax.vision.all_class_non_max_suppression",
+    "relax.vision.all_class_non_max_suppression", "relax.vision.non_max_suppression",
 })  # fmt: skip
 
 
@@ -1269,6 +1269,68 @@ def _box_overlap(a: Sequence[float], b: Sequence[float]) -> float:
     return inter / (area_a + area_b - inter)
 
 
+def _non_max_suppression(
+    data: Any, valid_count: Any, indices: Any, max_output_size: int = -1,
+    iou_threshold: float = 0.5, force_suppress: bool = False, top_k: int = -1,
+    coord_start: int = 2, score_index: int = 1, id_index: int = 0, return_indices: bool = True,
+    invalid_to_bottom: bool = False, soft_nms_sigma: float = 0.0, score_threshold: float = 0.0,
+    *, at_equal_iou: bool = False,
+) -> Any:  # fmt: skip
+    """MXNet's box_nms, whose arguments R.vision.non_max_suppression keeps, with its
+    docstring's additions: per batch the first ``valid_count`` rows (get_valid_counts puts
+    the valid ones first) in descending order of score (the lower row first on a tie), the
+    first ``top_k`` of them; a row is selected if its score exceeds box_nms's default
+    valid_thresh (0) and fewer than ``max_output_size`` are selected (-1: no limit), and it
+    suppresses each later row of its class (any class with ``force_suppress`` or an
+    ``id_index`` of -1) whose IoU with it exceeds ``iou_threshold`` (box_nms: "IOU >
+    overlap_thresh"). With ``return_indices``: the selected rows' ``indices`` in that order,
+    -1 after, and their count as (batch, 1); else the data in that order, every row not
+    selected -1 (moved below the selected ones with ``invalid_to_bottom``). ``at_equal_iou``
+    suppresses at an IoU equal to the threshold too (relax-nms-suppresses-at-equal-iou's
+    way)."""
+    import torch
+
+    if soft_nms_sigma > 0:
+        raise FormNotModelled(f"soft-NMS (soft_nms_sigma {soft_nms_sigma})")
+    if not data.dtype.is_floating_point:
+        raise FormNotModelled(
+            f"boxes of {str(data.dtype).removeprefix('torch.')}: an IoU is a ratio"
+        )
+    batch, anchors, _ = data.shape
+    rows = data.double().tolist()
+    out = torch.full_like(data, -1)
+    box_indices = torch.full((batch, anchors), -1, dtype=torch.int32)
+    counts = torch.zeros((batch, 1), dtype=torch.int32)
+    for b in range(batch):
+        valid = max(0, min(int(valid_count[b]), anchors))
+        order = sorted(range(valid), key=lambda j, r=rows[b]: (-r[j][score_index], j))
+        if top_k > 0:
+            order = order[:top_k]
+        selected: list[int] = []
+        suppressed: set[int] = set()
+        for position, j in enumerate(order):
+            row = rows[b][j]
+            if j in suppressed or row[score_index] <= 0:
+                continue
+            if 0 <= max_output_size <= len(selected):
+                break
+            selected.append(j)
+            if not invalid_to_bottom:
+                out[b, position] = data[b, j]
+            box = row[coord_start : coord_start + 4]
+            for k in order[position + 1 :]:
+                other = rows[b][k]
+                same = force_suppress or id_index < 0 or other[id_index] == row[id_index]
+                overlap = _box_overlap(box, other[coord_start : coord_start + 4])
+                if same and (overlap > iou_threshold or at_equal_iou and overlap == iou_threshold):
+                    suppressed.add(k)
+        if invalid_to_bottom:
+            out[b, : len(selected)] = data[b, selected]
+        box_indices[b, : len(selected)] = indices[b, selected].to(torch.int32)
+        counts[b, 0] = len(selected)
+    return (box_indices, counts) if return_indices else out
+
+
 def _all_class_non_max_suppression(
     boxes: Any, scores: Any, max_output_boxes_per_class: Any, iou_threshold: Any,
     score_threshold: Any, output_format: str = "onnx",
@@ -1569,6 +1631,26 @@ def _in_domain(
     if domain == "distinct":  # the values' ranks, from -n/2 up: whole, distinct and exact
         ranks = np.argsort(np.argsort(x.reshape(-1), kind="stable"), kind="stable")
         return (ranks - x.size // 2).reshape(x.shape).astype(x.dtype)
+    if domain == "nms_rows":
+        # (class id, score, x1, y1, x2, y2) rows: two classes; distinct whole scores, a
+        # quarter of them 0 or less (not valid); boxes 2 to 4 wide and high with corners in
+        # [0, 7], some given by the other diagonal, so that many overlap: every value exact in
+        # float16, every IoU a ratio of small whole numbers.
+        value = np.nan_to_num(x.astype(np.float64))
+        steps = np.round(np.abs(value) * 2).astype(np.int64)
+        ranks = np.argsort(np.argsort(value[..., 1].reshape(-1), kind="stable"), kind="stable")
+        scores = (ranks - value[..., 1].size // 4).reshape(value.shape[:-1])
+        x1, y1 = np.mod(steps[..., 2], 3), np.mod(steps[..., 3], 3)
+        x2, y2 = x1 + 2 + np.mod(steps[..., 4], 3), y1 + 2 + np.mod(steps[..., 5], 3)
+        flipped = value[..., 4] < 0
+        x1, x2 = np.where(flipped, x2, x1), np.where(flipped, x1, x2)
+        columns = [np.mod(steps[..., 0], 2), scores, x1, y1, x2, y2]
+        return np.stack(columns, axis=-1).astype(x.dtype)
+    if domain == "row_count":  # per batch, the first tensor's rows (its second axis) or 1-2 less
+        rows = first_shape[1]
+        return np.asarray(rows - np.mod(np.abs(x.astype(np.int64)), 3), dtype=x.dtype).clip(0)
+    if domain == "permutation":  # each row of the last axis a permutation of its positions
+        return np.argsort(x, axis=-1, kind="stable").astype(x.dtype)
     if domain == "one":
         return np.ones_like(x)
     if domain == "eighths":  # a fraction in [0, 1) in eighths: exact in float16 too
@@ -1637,6 +1719,9 @@ DOMAINS: Mapping[str, Mapping[int, str]] = {
     "relax.multinomial_from_uniform": {0: "dyadic_probability", 1: "between_dyadic", 2: "index"},
     "relax.vision.roi_pool": {1: "roi_boxes"},
     "relax.vision.roi_align": {1: "roi_boxes"},
+    # Rows (class id, score, x1, y1, x2, y2) that overlap often (domain "nms_rows"), a count of
+    # valid rows near all of them, each batch's original row numbers a permutation.
+    "relax.vision.non_max_suppression": {0: "nms_rows", 1: "row_count", 2: "permutation"},
     # Corners and scores whole numbers (distinct scores: one order), thresholds in eighths:
     # every area, overlap and comparison exact in float16 too. A limit of one box per class,
     # which binds wherever a class keeps two boxes.
@@ -2555,6 +2640,7 @@ REFERENCES: Mapping[str, Callable[..., Any]] = {
     "relax.vision.get_valid_counts": _get_valid_counts,
     "relax.vision.multibox_transform_loc": _multibox_transform_loc,
     "relax.vision.all_class_non_max_suppression": _all_class_non_max_suppression,
+    "relax.vision.non_max_suppression": _non_max_suppression,
     "relax.dynamic_strided_slice": _dynamic_strided_slice,
     # Creation ops (no tensor argument but full's fill value): their own calls, in their dtype.
     "relax.zeros": _filled(0),

@@ -325,3 +325,52 @@ def test_multibox_transform_loc_reference_decodes_tflite_boxes() -> None:
     np.testing.assert_allclose(scores.numpy(), kept)
     _, raw = reference(logits, unit, anchor, threshold=0.5, apply_softmax=False)
     np.testing.assert_array_equal(raw.numpy(), np.where(logits.numpy() >= 0.5, logits.numpy(), 0))
+
+
+def _box_nms_rows(classes: list[int], scores: list[float], boxes: list[list[float]]) -> Any:
+    """MXNet box_nms rows (class id, score, x1, y1, x2, y2), one batch."""
+    import torch
+
+    rows = [[c, s, *b] for c, s, b in zip(classes, scores, boxes, strict=True)]
+    return torch.tensor([rows], dtype=torch.float32)
+
+
+def test_non_max_suppression_reference_follows_box_nms() -> None:
+    """R.vision.non_max_suppression's reference (MXNet's box_nms): on ONNX's suppress-by-IoU
+    boxes, one class, it selects what ONNX's case expects (boxes 3, 0, 5); the limit and
+    top_k cut the selection, valid_count the rows, classes keep each other unless
+    force_suppress; an IoU equal to the threshold suppresses only with ``at_equal_iou``; the
+    data output keeps the selected rows in score order, -1 elsewhere (at the top with
+    invalid_to_bottom); the returned indices are ``indices``' values."""
+    import torch
+
+    reference = relax_signatures.REFERENCES["relax.vision.non_max_suppression"]
+    data = _box_nms_rows([0] * 6, _ONNX_NMS_SCORES, _ONNX_NMS_BOXES)
+    everything = torch.tensor([6], dtype=torch.int32)
+    identity = torch.arange(6, dtype=torch.int32).reshape(1, 6)
+
+    def selected(*args: Any, **kwargs: Any) -> list[int]:
+        indices, count = reference(*args, **kwargs)
+        return indices[0, : int(count[0, 0])].tolist()
+
+    assert selected(data, everything, identity) == [3, 0, 5]
+    assert selected(data, everything, identity, max_output_size=2) == [3, 0]
+    assert selected(data, everything, identity, top_k=2) == [3, 0]
+    assert selected(data, torch.tensor([3], dtype=torch.int32), identity) == [0]
+    assert selected(data, everything, identity.flip(-1)) == [2, 5, 0]
+    two_classes = _box_nms_rows([0, 1, 0, 0, 1, 0], _ONNX_NMS_SCORES, _ONNX_NMS_BOXES)
+    assert selected(two_classes, everything, identity) == [3, 0, 1, 4, 5]
+    assert selected(two_classes, everything, identity, force_suppress=True) == [3, 0, 5]
+    assert selected(two_classes, everything, identity, id_index=-1) == [3, 0, 5]
+    # Box 1 is half of box 0: an IoU of exactly 0.5.
+    halves = _box_nms_rows([0, 0], [2.0, 1.0], [[0, 0, 2, 2], [0, 0, 1, 2]])
+    pair, pair_indices = torch.tensor([2], dtype=torch.int32), identity[:, :2]
+    assert selected(halves, pair, pair_indices) == [0, 1]
+    assert selected(halves, pair, pair_indices, at_equal_iou=True) == [0]
+    out = reference(data, everything, identity, return_indices=False)
+    expected = torch.full_like(data, -1)
+    for position, row in ((0, 3), (1, 0), (5, 5)):  # score order 3, 0, 1, 2, 4, 5
+        expected[0, position] = data[0, row]
+    assert torch.equal(out, expected)
+    top = reference(data, everything, identity, return_indices=False, invalid_to_bottom=True)
+    assert torch.equal(top[0, :3], data[0, [3, 0, 5]]) and (top[0, 3:] == -1).all()

@@ -53,6 +53,7 @@ from tvm_conformance.observed import (
     DefaultArgumentBuildFailed,
     DtypeBuildFailed,
     DtypeRunFailed,
+    EqualIouSuppressed,
     FirstAxisOnlyReduced,
     GridLayoutMisread,
     InfiniteIntBoundClamped,
@@ -491,6 +492,18 @@ KNOWN: dict[str, tuple[Callable[[relax_signatures.Point], bool], type | None, st
         r"list\.remove\(x\): x not in list",
         NegativeAxisLegalizeFailed,
     ),
+    "relax-nms-float16-run-fails": (
+        lambda p: p.op == "relax.vision.non_max_suppression" and p.dtype == "float16",
+        tvm.error.InternalError,
+        r"(?s).*Currently only supports input dtype to be float32\..*",
+        DtypeRunFailed,
+    ),
+    "relax-nms-suppresses-at-equal-iou": (
+        lambda p: p.op == "relax.vision.non_max_suppression" and p.dtype == "float32",
+        None,
+        r"output 0: \d+ of \d+ elements differ from the float64 reference .*",
+        EqualIouSuppressed,
+    ),
     "relax-nms-runtime-limit-ignored": (
         lambda p: (
             p.op == "relax.vision.all_class_non_max_suppression"
@@ -572,10 +585,21 @@ def _nms_without_limit(boxes: Any, scores: Any, _limit: Any, *rest: Any, **kwarg
     )
 
 
-# Value deviations whose way is a computation: their points must match it exactly, so a worse
-# failure (another selection, not only a lost limit) does not pass as the known one.
+def _nms_at_equal_iou(*args: Any, **kwargs: Any) -> Any:
+    """MXNet's box_nms suppressing at an IoU equal to the threshold too:
+    relax-nms-suppresses-at-equal-iou's way."""
+    reference = relax_signatures.REFERENCES["relax.vision.non_max_suppression"]
+    return reference(*args, at_equal_iou=True, **kwargs)
+
+
+# Value deviations whose way is a computation: every point they cover must match it exactly, so
+# a worse failure (another selection, not only a lost limit) does not pass as the known one;
+# and some point must fail the documented reference (where none does, the deviation no longer
+# shows: the strict xfail passes and says so). A deviation that shows only on some inputs
+# (an IoU equal to the threshold) covers every point this way.
 _DEVIATES_AS: dict[str, Callable[..., Any]] = {
     "relax-nms-runtime-limit-ignored": _nms_without_limit,
+    "relax-nms-suppresses-at-equal-iou": _nms_at_equal_iou,
 }
 _CHILD_RUN = """
 crash_step("import tvm")
@@ -678,7 +702,16 @@ def test_every_collected_op_is_walked(target: str) -> None:
     assert not stale, f"ops in both REFERENCES and UNREFERENCED: {stale}"
 
 
-@pytest.mark.parametrize("op", sorted(_unwalked()))
+# None on TVM 0.27 and 0.26 (issue 69): one skip says so, by name, rather than pytest's
+# "empty parameter set".
+_NONE_UNWALKED = pytest.param(
+    "",
+    marks=pytest.mark.skip(reason="none: every op the walk collects or TVM registers is walked"),
+    id="none",
+)
+
+
+@pytest.mark.parametrize("op", sorted(_unwalked()) or [_NONE_UNWALKED])
 def test_unwalked_op(op: str, target: str) -> None:
     """An op the walk does not drive, visible as a skip with its reason (in the variant, like
     test_every_collected_op_is_walked)."""
@@ -926,12 +959,14 @@ def test_known_deviation(
             failures = relax_signatures.run_plan(op_plan, calls[op], vm, dev, cache=_REFERENCES)
     else:
         failures = relax_signatures.run_plan(op_plan, calls[op], vm, dev, cache=_REFERENCES)
-    if exc_type is None and len(failures) == len(op_plan.points):
+    if exc_type is None and dev_id in _DEVIATES_AS:
+        otherwise = relax_signatures.run_plan(
+            op_plan, calls[op], vm, dev, reference=_DEVIATES_AS[dev_id]
+        )
+        assert not otherwise, f"{dev_id}, not in its recorded way:\n" + "\n".join(otherwise)
+        if failures and all(re.fullmatch(message, f, re.DOTALL) for f in failures):
+            raise observed(f"{len(failures)} of {len(op_plan.points)} points: {failures[0]}")
+    elif exc_type is None and len(failures) == len(op_plan.points):
         if all(re.fullmatch(message, f, re.DOTALL) for f in failures):
-            if dev_id in _DEVIATES_AS:
-                otherwise = relax_signatures.run_plan(
-                    op_plan, calls[op], vm, dev, reference=_DEVIATES_AS[dev_id]
-                )
-                assert not otherwise, f"{dev_id}, not in its recorded way:\n" + "\n".join(otherwise)
             raise observed(f"{len(failures)} points: {failures[0]}")
     assert not failures, "\n".join(failures)
