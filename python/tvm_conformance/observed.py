@@ -213,6 +213,11 @@ class EqualIouSuppressed(DeviationObserved):
     threshold (the documented rule removes it only above)."""
 
 
+class NothingSelected(DeviationObserved):
+    """A selection (a non-maximum suppression) returned no result where its documented rule
+    selects some."""
+
+
 class LimitIgnored(DeviationObserved):
     """An op given a limit as a runtime tensor returned more results than the limit allows
     (the rows and the count of an unlimited selection)."""

@@ -63,6 +63,7 @@ from tvm_conformance.observed import (
     LimitIgnored,
     MathIntrinsicMissing,
     NegativeAxisLegalizeFailed,
+    NothingSelected,
     ScalarParameterRefused,
     UndeclaredDtypeReturned,
     UndeclaredShapeReturned,
@@ -970,3 +971,52 @@ def test_known_deviation(
         if all(re.fullmatch(message, f, re.DOTALL) for f in failures):
             raise observed(f"{len(failures)} points: {failures[0]}")
     assert not failures, "\n".join(failures)
+
+
+# Deviations of R.vision.all_class_non_max_suppression that the walk's inputs do not reach (an
+# IoU equal to the threshold, a threshold of 0), each pinned by one hand-picked case: two boxes
+# of one class (y1, x1, y2, x2), scores 0.9 and 0.8, a limit of both, score threshold 0; the
+# IoU threshold; the observed class; the deviating selection.
+_ALL_CLASS_NMS_PINNED: dict[str, tuple[list[list[float]], float, type, list[int]]] = {
+    # Box 1 is half of box 0: an IoU of exactly 0.5, which ONNX does not suppress.
+    "relax-all-class-nms-suppresses-at-equal-iou": (
+        [[0, 0, 2, 2], [0, 0, 1, 2]], 0.5, EqualIouSuppressed, [0],
+    ),
+    # Boxes overlapping by an IoU of 1/7: ONNX selects box 0 and suppresses box 1.
+    "relax-all-class-nms-zero-iou-threshold-selects-nothing": (
+        [[0, 0, 2, 2], [1, 1, 3, 3]], 0.0, NothingSelected, [],
+    ),
+}  # fmt: skip
+
+
+@pytest.mark.parametrize("exec_mode", EXEC_MODES)
+@pytest.mark.parametrize(
+    "dev_id", [pytest.param(d, marks=deviations.xfail(d)) for d in _ALL_CLASS_NMS_PINNED]
+)
+def test_all_class_nms_pinned_case(
+    dev_id: str, exec_mode: str, target: str, dev: tvm.runtime.Device
+) -> None:
+    """R.vision.all_class_non_max_suppression, its five arguments function parameters as the
+    walk gives them, selects what ONNX NonMaxSuppression (the walk's reference) selects."""
+    import numpy as np
+    import torch
+
+    boxes, iou_threshold, observed, deviating = _ALL_CLASS_NMS_PINNED[dev_id]
+    shapes = [((1, 2, 4), "float32"), ((1, 1, 2), "float32"), ((), "int64"), ((), "float32"),
+              ((), "float32")]  # fmt: skip
+    params = [relax.Var(f"a{i}", relax.TensorType(s, d)) for i, (s, d) in enumerate(shapes)]
+    builder = relax.BlockBuilder()
+    with builder.function("main", params):
+        out = builder.emit(relax.op.vision.all_class_non_max_suppression(*params))
+        builder.emit_func_output(out)
+    vm = build_vm(builder.get(), target, dev, exec_mode)
+    inputs = [np.array([boxes], "float32"), np.array([[[0.9, 0.8]]], "float32"),
+              np.array(2, "int64"), np.array(iou_threshold, "float32"),
+              np.array(0.0, "float32")]  # fmt: skip
+    rows = vm["main"](*[tvm.runtime.tensor(x, dev) for x in inputs])[0].numpy()
+    reference = relax_signatures.REFERENCES["relax.vision.all_class_non_max_suppression"]
+    expected = reference(*[torch.from_numpy(x) for x in inputs])[0].numpy()
+    got = rows[:, 2].tolist()
+    if got != expected[:, 2].tolist() and got == deviating and (rows[:, :2] == 0).all():
+        raise observed(f"selected boxes {got}; ONNX selects {expected[:, 2].tolist()}")
+    np.testing.assert_array_equal(rows, expected)
