@@ -1634,7 +1634,7 @@ def _in_domain(
     if domain == "nms_rows":
         # (class id, score, x1, y1, x2, y2) rows: two classes; distinct whole scores, a
         # quarter of them 0 or less (not valid); boxes 2 to 4 wide and high with corners in
-        # [0, 7], some given by the other diagonal, so that many overlap: every value exact in
+        # [0, 6], some given by the other diagonal, so that many overlap: every value exact in
         # float16, every IoU a ratio of small whole numbers.
         value = np.nan_to_num(x.astype(np.float64))
         steps = np.round(np.abs(value) * 2).astype(np.int64)
