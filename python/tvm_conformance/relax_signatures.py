@@ -1259,7 +1259,8 @@ def _multibox_transform_loc(
 
 def _box_overlap(a: Sequence[float], b: Sequence[float]) -> float:
     """ONNX NonMaxSuppression's intersection over union of two boxes given by any diagonal
-    pair of corners (y1, x1, y2, x2); 0 where either box has no area."""
+    pair of corners, (y1, x1, y2, x2) as ONNX orders them or (x1, y1, x2, y2) as box_nms
+    does (the IoU is the same); 0 where either box has no area."""
     ay1, ay2, ax1, ax2 = min(a[0], a[2]), max(a[0], a[2]), min(a[1], a[3]), max(a[1], a[3])
     by1, by2, bx1, bx2 = min(b[0], b[2]), max(b[0], b[2]), min(b[1], b[3]), max(b[1], b[3])
     area_a, area_b = (ay2 - ay1) * (ax2 - ax1), (by2 - by1) * (bx2 - bx1)
