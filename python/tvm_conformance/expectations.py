@@ -215,8 +215,9 @@ class Judgement:
 
 
 def judge(results: Iterable[Any], names: Iterable[str], expected: Mapping[str, str]) -> Judgement:
-    """Every result against ``expected``; ``names`` are the ops or modules the run held (an
-    expected case of one of them without a result is stale)."""
+    """Every result against ``expected``; ``names`` are the ops or modules the run held, or
+    ``name@dtype`` units of them (an expected case of one of them without a result is
+    stale)."""
     verdict = Judgement()
     seen: set[str] = set()
     crashed: set[str] = set()
@@ -247,10 +248,12 @@ def judge(results: Iterable[Any], names: Iterable[str], expected: Mapping[str, s
             line = f"{key}: {want_head} -> {actual_head}"
         line += f" ({r.detail[:300]})" if r.detail else ""
         (verdict.regressions if how == "regression" else verdict.improvements).append(line)
+    # A name held whole, or in some dtypes (the whole corpus's ``name@dtype`` units).
     held = set(names)
     for key, want in sorted(expected.items()):
-        name = key.split("|", 2)[1]
-        if key not in seen and name in held and name not in crashed:
+        _, name, dtype = key.split("|", 3)[:3]
+        whole_or_dtype = name in held or f"{name}@{dtype}" in held
+        if key not in seen and whole_or_dtype and name not in crashed:
             verdict.stale.append(f"{key}: {want} -> no result")
     return verdict
 

@@ -51,6 +51,7 @@ from tvm_conformance.op_corpus_outcomes import (  # noqa: F401
     DEVIATIONS_FILE,
     EXEC_MODES,
     OUTCOMES,
+    UNIT_SEP,
     Result,
     ShardRun,
     _tvm_version,
@@ -70,6 +71,8 @@ from tvm_conformance.op_corpus_outcomes import (  # noqa: F401
     run_with_fixed_hash_seed,
     scoreboard,
     scoreboard_markdown,
+    unit_dtype,
+    unit_name,
     unsafe_record,
     worst_outcomes,
 )
@@ -1087,8 +1090,40 @@ def shard_names(kind: str, shard: int, shards: int) -> list[str]:
     return names(kind)[shard::shards]
 
 
+def units(kind: str) -> list[str]:
+    """The whole corpus's units of ``kind``, in PyTorch's order: each name once per scored dtype
+    it lists for CPU (``name@dtype``), a name that lists none as itself (its ``no_sample``
+    result). Reading the listed dtypes builds no sample."""
+    if kind == "op":
+        listed = {op_name(op): op.supported_dtypes("cpu") for op in reversed(op_db())}
+    elif kind == "module":
+        listed = {m.name: m.supported_dtypes("cpu") for m in reversed(module_db())}
+    else:
+        raise ValueError(f"kind must be 'op' or 'module', not {kind!r}")
+    # reversed: the first entry of a name wins, as op_cases and module_cases take the first.
+    out = []
+    for name in names(kind):
+        dtypes = _listed_dtypes(listed[name], DTYPES)
+        out += [f"{name}{UNIT_SEP}{d}" for d in dtypes] if dtypes else [name]
+    return out
+
+
+def shard_units(kind: str, shard: int, shards: int) -> list[str]:
+    """The units of shard ``shard`` of ``shards`` (round-robin over :func:`units`): a name's
+    dtypes, consecutive there, land in consecutive shards."""
+    if not 0 <= shard < shards:
+        raise ValueError(f"shard {shard} is not in [0, {shards})")
+    return units(kind)[shard::shards]
+
+
 def _cases(kind: str, name: str, tier: bool, dtypes: Sequence[str]) -> list[Case]:
     return (op_cases if kind == "op" else module_cases)(name, dtypes=dtypes, tier=tier)
+
+
+def _unit_cases(kind: str, unit: str, tier: bool, dtypes: Sequence[str]) -> list[Case]:
+    """A unit's cases: a ``name@dtype`` unit's in that dtype only, a bare name's in ``dtypes``."""
+    dtype = unit_dtype(unit)
+    return _cases(kind, unit_name(unit), tier, (dtype,) if dtype else dtypes)
 
 
 def run_names(
@@ -1099,14 +1134,15 @@ def run_names(
     dtypes: Sequence[str] = DTYPES,
     exec_modes: Sequence[str] = ("bytecode",),
 ) -> list[Result]:
-    """Every case of the named ops or modules, in this process."""
-    cases = [c for name in batch for c in _cases(kind, name, tier, dtypes)]
+    """Every case of the named ops or modules (or ``name@dtype`` units), in this process. A
+    name without a case is one ``no_sample`` result; so is a unit's dtype without a sample."""
+    per_unit = [(unit, _unit_cases(kind, unit, tier, dtypes)) for unit in batch]
+    cases = [c for _, unit_cases in per_unit for c in unit_cases]
     results = run_cases(cases, TIER_FRONTENDS if tier else None, exec_modes=exec_modes)
-    have = {c.name for c in cases}
+    empty = [unit for unit, unit_cases in per_unit if not unit_cases]
     return results + [
-        Result(kind, name, "*", "*", -1, "*", "excluded", "no_sample")
-        for name in batch
-        if name not in have
+        Result(kind, unit_name(u), "*", unit_dtype(u) or "*", -1, "*", "excluded", "no_sample")
+        for u in empty
     ]
 
 
@@ -1119,6 +1155,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     run.add_argument("kind", choices=("op", "module"))
     run.add_argument("names", nargs="*")
     run.add_argument("--shard", help="I/N: shard I of N of every name of the kind")
+    run.add_argument(
+        "--by-dtype", action="store_true", help="--shard deals (name, dtype) units (units())"
+    )
     run.add_argument("--all", action="store_true", help="every sample (the tier's subset else)")
     run.add_argument("--exec-modes", default="bytecode")
     run.add_argument("--isolated", action="store_true", help="batches in child processes")
@@ -1159,7 +1198,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     batch = list(args.names)
     if args.shard:
         i, n = (int(x) for x in args.shard.split("/"))
-        batch += shard_names(args.kind, i, n)
+        batch += (shard_units if args.by_dtype else shard_names)(args.kind, i, n)
     if not batch:
         parser.error("name ops or modules, or give --shard")
     if args.meta:  # first: a parent reads the names from it even where this process dies
@@ -1173,7 +1212,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         # after the rest: their results survive it, and no other name pays a process start.
         # Alone, it runs here: this process is that child.
         recorded = crashers(args.kind, _tvm_version()) if len(batch) > 1 else set()
-        alone = [n for n in batch if n in recorded]
+        alone = [n for n in batch if unit_name(n) in recorded]
         rest = [n for n in batch if n not in alone]
         results = run_names(args.kind, rest, tier=not args.all, exec_modes=modes) if rest else []
         for name in alone:

@@ -26,6 +26,21 @@ TIER_CHUNKS: dict[str, int] = {"op": 7, "module": 3}
 # enough for a pool of workers (docs/remote.md), each child with 3,000 s.
 FULL_CHUNKS: dict[str, int] = {"op": 120, "module": 8}
 FULL_TIMEOUT = 3000.0
+# The whole corpus deals its chunks (op, listed dtype) units, not names: an op with thousands of
+# samples (max_pool2d: 12,960 over its dtypes) is spread over as many chunks as it lists dtypes,
+# so no chunk holds a whole heavy op (docs/remote.md, "Pool size"). A unit is ``name@dtype``;
+# a name that lists no scored dtype is its own unit, the bare name.
+UNIT_SEP = "@"
+
+
+def unit_name(unit: str) -> str:
+    """The op or module name of a chunk's unit (``max_pool2d@float16`` -> ``max_pool2d``)."""
+    return unit.partition(UNIT_SEP)[0]
+
+
+def unit_dtype(unit: str) -> str:
+    """The dtype of a chunk's unit, or "" for a bare name (every listed dtype)."""
+    return unit.partition(UNIT_SEP)[2]
 
 
 def chunk_id(kind: str, shard: int, shards: int) -> str:
@@ -341,7 +356,8 @@ def run_isolated(
     the name that kills it alone is one failing result (``crash``)."""
     # A name recorded as killing the process runs alone: the batch stays whole (each split
     # costs a child process's start, torch and TVM imported anew).
-    alone = [n for n in batch if n in crashers(kind, _tvm_version())]
+    recorded = crashers(kind, _tvm_version())
+    alone = [n for n in batch if unit_name(n) in recorded]
     if alone and len(batch) > 1:
         rest = [n for n in batch if n not in alone]
         return [
@@ -368,18 +384,24 @@ def _split(
     rest again, or the batch in halves; a name that fails alone is one ``crash`` result."""
     kw: dict[str, Any] = {"tier": tier, "exec_modes": exec_modes, "timeout": timeout}
     culprit = end.step.removeprefix("case ") if end.step.startswith("case ") else ""
-    if len(batch) > 1 and culprit in batch:
-        rest = [n for n in batch if n != culprit]
-        return run_isolated(kind, [culprit], **kw) + run_isolated(kind, rest, **kw)
+    # The progress file names the case's op, not its unit: the batch's units of that op.
+    suspects = [n for n in batch if unit_name(n) == culprit]
+    if len(batch) > 1 and suspects and len(suspects) < len(batch):
+        rest = [n for n in batch if n not in suspects]
+        return [
+            r for part in [[n] for n in suspects] + [rest] for r in run_isolated(kind, part, **kw)
+        ]
     if len(batch) > 1:
         half = len(batch) // 2
         return run_isolated(kind, batch[:half], **kw) + run_isolated(kind, batch[half:], **kw)
-    return [Result(kind, batch[0], "*", "*", -1, "*", "failing", crash_detail(end.proc))]
+    name, dtype = unit_name(batch[0]), unit_dtype(batch[0]) or "*"
+    return [Result(kind, name, "*", dtype, -1, "*", "failing", crash_detail(end.proc))]
 
 
 @dataclasses.dataclass
 class ShardRun:
-    """One shard's run: the names it holds, the TVM version that ran them, their results."""
+    """One shard's run: the names (or ``name@dtype`` units) it holds, the TVM version that ran
+    them, their results."""
 
     names: list[str]
     tvm: str
@@ -394,17 +416,19 @@ def run_shard_isolated(
     tier: bool = True,
     exec_modes: Sequence[str] = ("bytecode",),
     timeout: float = 600.0,
+    by_dtype: bool = False,
 ) -> ShardRun:
-    """Shard ``shard`` of ``shards`` (``op_corpus.shard_names``) in a child process that names
-    the shard's ops itself (``--meta``, written before it runs them): this process imports
-    neither torch nor TVM, nor builds PyTorch's corpus (about 5 s per shard). Where the child
-    fails, its names are split as :func:`run_isolated` splits a batch. A name recorded as
-    killing the process runs in a child of the shard's child (``op_corpus`` ``run``), so the
-    shard's other results survive it."""
+    """Shard ``shard`` of ``shards`` (``op_corpus.shard_names``; ``by_dtype``: of the (name,
+    dtype) units, ``op_corpus.shard_units``) in a child process that names the shard's ops
+    itself (``--meta``, written before it runs them): this process imports neither torch nor
+    TVM, nor builds PyTorch's corpus (about 5 s per shard). Where the child fails, its names are
+    split as :func:`run_isolated` splits a batch. A name recorded as killing the process runs in
+    a child of the shard's child (``op_corpus`` ``run``), so the shard's other results survive
+    it."""
     if not 0 <= shard < shards:
         raise ValueError(f"shard {shard} is not in [0, {shards})")
     kw: dict[str, Any] = {"tier": tier, "exec_modes": exec_modes, "timeout": timeout}
-    selector = ["--shard", f"{shard}/{shards}"]
+    selector = ["--shard", f"{shard}/{shards}", *(["--by-dtype"] if by_dtype else [])]
     end = _run_child(kind, selector, tier, exec_modes, timeout)
     if end.results is not None:
         return ShardRun(end.meta["names"], end.meta["tvm"], end.results)

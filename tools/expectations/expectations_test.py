@@ -112,6 +112,19 @@ def test_a_crashed_name_is_one_regression_not_a_stale_list() -> None:
     assert verdict.stale == []
 
 
+def test_a_chunk_holding_some_dtypes_of_a_name_answers_for_those_only() -> None:
+    # The whole corpus deals (name, dtype) units: a chunk with add@float32 holds add's float32
+    # cases, not its float16 ones (another chunk's).
+    expected = {
+        "op|add|float32|fx|0": "correct",
+        "op|add|float32|fx|1": "correct",
+        "op|add|float16|fx|0": "correct",
+    }
+    verdict = expectations.judge([_result("correct")], ["add@float32"], expected)
+    assert verdict.same == 1
+    assert verdict.stale == ["op|add|float32|fx|1: correct -> no result"]
+
+
 def test_dumps_round_trips(tmp_path, monkeypatch) -> None:  # noqa: ANN001
     monkeypatch.setattr(expectations, "ROOT", tmp_path)
     cases = {"op|b|float32|fx|0": "correct", "op|a|float32|fx|0": "refused import: X"}

@@ -81,7 +81,12 @@ def run_tier(jobs: int, full: bool = False) -> tuple[str, list[str], list[outcom
     sizes = outcomes.FULL_CHUNKS if full else outcomes.TIER_CHUNKS
     chunks = [(k, i, n) for k, n in sizes.items() for i in range(n)]
     kw = (
-        {"tier": False, "exec_modes": outcomes.EXEC_MODES, "timeout": outcomes.FULL_TIMEOUT}
+        {
+            "tier": False,
+            "exec_modes": outcomes.EXEC_MODES,
+            "timeout": outcomes.FULL_TIMEOUT,
+            "by_dtype": True,
+        }
         if full
         else {}
     )

@@ -408,6 +408,82 @@ def test_a_shard_outside_its_range_is_refused_before_any_child() -> None:
         op_corpus_outcomes.run_shard_isolated("op", 7, 7)
 
 
+@pytest.mark.parametrize("kind", ["op", "module"])
+def test_the_whole_corpus_deals_each_listed_dtype_of_each_name_to_one_chunk(kind: str) -> None:
+    # The reference: the dtypes OpInfo / ModuleInfo list for CPU, among the scored ones.
+    from tvm_conformance import op_corpus_outcomes
+
+    db = op_corpus.op_db() if kind == "op" else op_corpus.module_db()
+    listed: dict[str, list[str]] = {}
+    for entry in db:
+        name = op_corpus.op_name(entry) if kind == "op" else entry.name
+        have = {str(d).removeprefix("torch.") for d in entry.supported_dtypes("cpu")}
+        listed.setdefault(name, [d for d in op_corpus.DTYPES if d in have])
+    shards = op_corpus_outcomes.FULL_CHUNKS[kind]
+    dealt = [(i, unit) for i in range(shards) for unit in op_corpus.shard_units(kind, i, shards)]
+    units = [unit for _, unit in dealt]
+    assert len(units) == len(set(units))
+    want = {f"{n}@{d}" for n, ds in listed.items() for d in ds} | {
+        n for n, ds in listed.items() if not ds
+    }
+    assert set(units) == want
+    # A name's dtypes are in as many chunks as it lists dtypes (shards permitting).
+    chunks = collections.defaultdict(set)
+    for i, unit in dealt:
+        chunks[op_corpus.unit_name(unit)].add(i)
+    assert all(len(chunks[n]) == min(max(1, len(ds)), shards) for n, ds in listed.items())
+
+
+def test_a_unit_is_its_names_cases_in_its_dtype() -> None:
+    whole = op_corpus.op_cases("abs", tier=False)
+    unit = op_corpus._unit_cases("op", "abs@int32", False, op_corpus.DTYPES)
+    assert unit and {c.dtype for c in unit} == {"int32"}
+    assert [(c.index, c.sample_class) for c in unit] == [
+        (c.index, c.sample_class) for c in whole if c.dtype == "int32"
+    ]
+    assert len(op_corpus._unit_cases("op", "abs", False, op_corpus.DTYPES)) == len(whole)
+
+
+def test_a_units_dtype_without_a_sample_is_one_no_sample_result(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(op_corpus, "_unit_cases", lambda kind, unit, tier, dtypes: [])
+    monkeypatch.setattr(op_corpus, "run_cases", lambda cases, frontends, exec_modes: [])
+    assert op_corpus.run_names("op", ["x@float16", "y"]) == [
+        op_corpus.Result("op", "x", "*", "float16", -1, "*", "excluded", "no_sample"),
+        op_corpus.Result("op", "y", "*", "*", -1, "*", "excluded", "no_sample"),
+    ]
+
+
+def test_a_shard_by_dtype_names_its_units(tmp_path: Path) -> None:
+    meta = tmp_path / "meta.json"
+    argv = ["run", "op", "--shard", "65/120", "--by-dtype", "--list-only", "--meta", str(meta)]
+    assert op_corpus.main(argv) == 0
+    assert json.loads(meta.read_text())["names"] == op_corpus.shard_units("op", 65, 120)
+
+
+def test_a_failed_childs_units_of_the_named_op_run_alone(monkeypatch: pytest.MonkeyPatch) -> None:
+    # The progress file names the case's op; the batch holds units: that op's units run alone,
+    # each in its own child, and the rest again.
+    from tvm_conformance import op_corpus_outcomes
+
+    calls = []
+    monkeypatch.setattr(
+        op_corpus_outcomes, "run_isolated", lambda kind, batch, **kw: calls.append(batch) or []
+    )
+    proc = subprocess.CompletedProcess([], -11, "", "")
+    end = op_corpus_outcomes._ChildEnd(proc, None, {}, "case x")
+    kw = {"tier": False, "exec_modes": ("bytecode",), "timeout": 1.0}
+    op_corpus_outcomes._split("op", ["x@float32", "y@float32", "x@int32"], end, **kw)
+    assert calls == [["x@float32"], ["x@int32"], ["y@float32"]]
+    # A unit that fails alone is one crash result in its dtype.
+    calls.clear()
+    alone = op_corpus_outcomes._split("op", ["x@int32"], end, **kw)
+    assert alone == [
+        op_corpus.Result("op", "x", "*", "int32", -1, "*", "failing", "crash: killed by SIGSEGV")
+    ]
+
+
 def test_a_recorded_crasher_runs_in_a_child_of_its_own(
     monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
