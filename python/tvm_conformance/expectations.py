@@ -216,8 +216,8 @@ class Judgement:
 
 def judge(results: Iterable[Any], names: Iterable[str], expected: Mapping[str, str]) -> Judgement:
     """Every result against ``expected``; ``names`` are the ops or modules the run held, or
-    ``name@dtype`` units of them (an expected case of one of them without a result is
-    stale)."""
+    ``name@dtype`` (``name@dtype#kofm``) units of them (an expected case of one of them without
+    a result is stale)."""
     verdict = Judgement()
     seen: set[str] = set()
     crashed: set[str] = set()
@@ -248,12 +248,20 @@ def judge(results: Iterable[Any], names: Iterable[str], expected: Mapping[str, s
             line = f"{key}: {want_head} -> {actual_head}"
         line += f" ({r.detail[:300]})" if r.detail else ""
         (verdict.regressions if how == "regression" else verdict.improvements).append(line)
-    # A name held whole, or in some dtypes (the whole corpus's ``name@dtype`` units).
+    # A name held whole, or in some dtypes (the whole corpus's ``name@dtype`` units), or some
+    # of a dtype's samples (``name@dtype#kofm``: index k modulo m).
     held = set(names)
+    parts: dict[str, set[tuple[int, int]]] = {}
+    for unit in held:
+        head, _, part = unit.partition("#")
+        if part:
+            k, m = part.split("of")
+            parts.setdefault(head, set()).add((int(k), int(m)))
     for key, want in sorted(expected.items()):
-        _, name, dtype = key.split("|", 3)[:3]
-        whole_or_dtype = name in held or f"{name}@{dtype}" in held
-        if key not in seen and whole_or_dtype and name not in crashed:
+        _, name, dtype, _, index = key.split("|", 4)
+        unit = f"{name}@{dtype}"
+        in_part = any(int(index) % m == k for k, m in parts.get(unit, ()))
+        if key not in seen and (name in held or unit in held or in_part) and name not in crashed:
             verdict.stale.append(f"{key}: {want} -> no result")
     return verdict
 

@@ -29,8 +29,11 @@ FULL_TIMEOUT = 3000.0
 # The whole corpus deals its chunks (op, listed dtype) units, not names: an op with thousands of
 # samples (max_pool2d: 12,960 over its dtypes) is spread over as many chunks as it lists dtypes,
 # so no chunk holds a whole heavy op (docs/remote.md, "Pool size"). A unit is ``name@dtype``;
-# a name that lists no scored dtype is its own unit, the bare name.
+# a name that lists no scored dtype is its own unit, the bare name. A name too heavy for one
+# chunk even in one dtype (op_corpus.SAMPLE_PARTS) is dealt in parts: ``name@dtype#kofm`` holds
+# the samples whose index is k modulo m.
 UNIT_SEP = "@"
+PART_SEP = "#"
 
 
 def unit_name(unit: str) -> str:
@@ -40,7 +43,19 @@ def unit_name(unit: str) -> str:
 
 def unit_dtype(unit: str) -> str:
     """The dtype of a chunk's unit, or "" for a bare name (every listed dtype)."""
-    return unit.partition(UNIT_SEP)[2]
+    return unit.partition(UNIT_SEP)[2].partition(PART_SEP)[0]
+
+
+def unit_part(unit: str) -> tuple[int, int] | None:
+    """``(k, m)`` of a unit that holds the samples of index k modulo m, else None. A malformed
+    part raises ValueError naming the unit."""
+    part = unit.partition(UNIT_SEP)[2].partition(PART_SEP)[2]
+    if not part:
+        return None
+    match = re.fullmatch(r"(\d+)of(\d+)", part)
+    if not match or not int(match.group(1)) < int(match.group(2)):
+        raise ValueError(f"unit {unit!r}: expected name@dtype#kofm with 0 <= k < m")
+    return int(match.group(1)), int(match.group(2))
 
 
 def chunk_id(kind: str, shard: int, shards: int) -> str:

@@ -125,6 +125,15 @@ def test_a_chunk_holding_some_dtypes_of_a_name_answers_for_those_only() -> None:
     assert verdict.stale == ["op|add|float32|fx|1: correct -> no result"]
 
 
+def test_a_chunk_holding_a_part_of_a_dtype_answers_for_its_samples_only() -> None:
+    # A heavy name's dtype in parts: add@float32#1of2 holds the odd sample indices.
+    expected = {f"op|add|float32|fx|{i}": "correct" for i in range(4)}
+    results = [Result("op", "add", "float32", "fx", 1, "c1", "correct")]
+    verdict = expectations.judge(results, ["add@float32#1of2"], expected)
+    assert verdict.same == 1
+    assert verdict.stale == ["op|add|float32|fx|3: correct -> no result"]
+
+
 def test_dumps_round_trips(tmp_path, monkeypatch) -> None:  # noqa: ANN001
     monkeypatch.setattr(expectations, "ROOT", tmp_path)
     cases = {"op|b|float32|fx|0": "correct", "op|a|float32|fx|0": "refused import: X"}

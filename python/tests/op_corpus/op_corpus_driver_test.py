@@ -423,15 +423,19 @@ def test_the_whole_corpus_deals_each_listed_dtype_of_each_name_to_one_chunk(kind
     dealt = [(i, unit) for i in range(shards) for unit in op_corpus.shard_units(kind, i, shards)]
     units = [unit for _, unit in dealt]
     assert len(units) == len(set(units))
-    want = {f"{n}@{d}" for n, ds in listed.items() for d in ds} | {
+    parts = {n: op_corpus.SAMPLE_PARTS.get((kind, n), 1) for n in listed}
+    tails = {n: [f"#{k}of{m}" for k in range(m)] if m > 1 else [""] for n, m in parts.items()}
+    want = {f"{n}@{d}{t}" for n, ds in listed.items() for d in ds for t in tails[n]} | {
         n for n, ds in listed.items() if not ds
     }
     assert set(units) == want
-    # A name's dtypes are in as many chunks as it lists dtypes (shards permitting).
+    # A name's units are in as many chunks as it has units (shards permitting).
     chunks = collections.defaultdict(set)
     for i, unit in dealt:
         chunks[op_corpus.unit_name(unit)].add(i)
-    assert all(len(chunks[n]) == min(max(1, len(ds)), shards) for n, ds in listed.items())
+    assert all(
+        len(chunks[n]) == min(max(1, len(ds) * parts[n]), shards) for n, ds in listed.items()
+    )
 
 
 def test_a_unit_is_its_names_cases_in_its_dtype() -> None:
@@ -442,6 +446,19 @@ def test_a_unit_is_its_names_cases_in_its_dtype() -> None:
         (c.index, c.sample_class) for c in whole if c.dtype == "int32"
     ]
     assert len(op_corpus._unit_cases("op", "abs", False, op_corpus.DTYPES)) == len(whole)
+
+
+def test_a_heavy_names_parts_are_its_samples_modulo_the_parts() -> None:
+    (kind, name), m = next(iter(op_corpus.SAMPLE_PARTS.items()))
+    dtype = "float32"
+    whole = op_corpus._unit_cases(kind, f"{name}@{dtype}", False, op_corpus.DTYPES)
+    parts = [op_corpus._unit_cases(kind, f"{name}@{dtype}#{k}of{m}", False, ()) for k in range(m)]
+    assert all(c.index % m == k for k, part in enumerate(parts) for c in part)
+    assert sorted(c.index for part in parts for c in part) == sorted(c.index for c in whole)
+    assert all(parts), "a part without a sample"
+    for bad in (f"{name}@{dtype}#4of4", f"{name}@{dtype}#xof4"):
+        with pytest.raises(ValueError, match="expected name@dtype#kofm"):
+            op_corpus.unit_part(bad)
 
 
 def test_a_units_dtype_without_a_sample_is_one_no_sample_result(
