@@ -1096,8 +1096,8 @@ def shard_names(kind: str, shard: int, shards: int) -> list[str]:
 # modulo m: ``name@dtype#kofm``), measured on the whole corpus's run (docs/op_corpus.md):
 # nn.LinearCrossEntropyLoss, 857 samples a dtype, ran 900 s (848 s of CPU) in float32, float16
 # and bfloat16 together without finishing, and its chunk (module-6of8) 4,599 s; a quarter of its
-# float32 samples over 600 s (a failing case's bisection rebuilds a large merged module), a
-# sixty-fourth (14 samples) 24 s with the process's start: sixteen parts a dtype.
+# float32 samples over 600 s, a sixty-fourth (14 samples) 24 s with the process's start (the
+# cost grows faster than the samples; why, not measured): sixteen parts a dtype.
 SAMPLE_PARTS: dict[tuple[str, str], int] = {("module", "nn.LinearCrossEntropyLoss"): 16}
 
 
