@@ -31,6 +31,8 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
+from tvm_conformance import op_corpus_outcomes
+
 FORMAT = 1
 ROOT = Path(__file__).with_name("expectations")
 # Outcomes from best to worst; `excluded` is the kit's choice, not TVM's, and stands apart.
@@ -253,13 +255,13 @@ def judge(results: Iterable[Any], names: Iterable[str], expected: Mapping[str, s
     held = set(names)
     parts: dict[str, set[tuple[int, int]]] = {}
     for unit in held:
-        head, _, part = unit.partition("#")
-        if part:
-            k, m = part.split("of")
-            parts.setdefault(head, set()).add((int(k), int(m)))
+        part = op_corpus_outcomes.unit_part(unit)
+        if part is not None:
+            name_dtype = f"{op_corpus_outcomes.unit_name(unit)}{op_corpus_outcomes.UNIT_SEP}"
+            parts.setdefault(name_dtype + op_corpus_outcomes.unit_dtype(unit), set()).add(part)
     for key, want in sorted(expected.items()):
         _, name, dtype, _, index = key.split("|", 4)
-        unit = f"{name}@{dtype}"
+        unit = f"{name}{op_corpus_outcomes.UNIT_SEP}{dtype}"
         in_part = any(int(index) % m == k for k, m in parts.get(unit, ()))
         if key not in seen and (name in held or unit in held or in_part) and name not in crashed:
             verdict.stale.append(f"{key}: {want} -> no result")
