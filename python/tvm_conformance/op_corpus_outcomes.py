@@ -100,6 +100,9 @@ class Result:
     outcome: str
     detail: str = ""
     deviation: str = ""
+    # The exec modes TVM built and ran the case in ("bytecode,compiled"); "" where it was
+    # never built (excluded, refused or failing at import).
+    modes: str = ""
 
 
 @functools.cache

@@ -11,7 +11,8 @@ runs, its name has no tier case, or its dtype has none (the tier's dtype choice)
 
     python3 tools/perf/op_corpus_cells.py \
         --tier python/tvm_conformance/expectations/default/op_corpus_tier.json \
-        --whole RESULTS.json ... [--list cells.md] [--json out.json]
+        --whole RESULTS.json ... [--tier-results TIER_RESULTS.json ...] \
+        [--list cells.md] [--json out.json]
 """
 
 from __future__ import annotations
@@ -23,7 +24,9 @@ import sys
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 
-# The tier runs the bytecode VM only; the whole corpus both modes (op_corpus_outcomes.EXEC_MODES).
+# Every tier case is a bytecode cell (its pinned expectations); the compiled cells it builds
+# (a share, op_corpus.TIER_SHARE_MODES) are read from a tier run's results (--tier-results).
+# The whole corpus runs both modes (op_corpus_outcomes.EXEC_MODES).
 TIER_EXEC_MODES: tuple[str, ...] = ("bytecode",)
 WHOLE_EXEC_MODES: tuple[str, ...] = ("bytecode", "compiled")
 
@@ -33,6 +36,7 @@ REASONS: tuple[str, ...] = (
     "name without a tier case",
     "dtype without a tier case",
     "no tier case in this frontend",
+    "outside the mode's share (op_corpus.TIER_SHARE_MODES)",
 )
 
 Cell = tuple[str, str, str, str, str]  # kind, name, dtype, frontend, exec mode
@@ -50,6 +54,20 @@ def tier_cells(expectations: dict, modes: Sequence[str] = TIER_EXEC_MODES) -> se
             raise ValueError(f"malformed case key {key!r}: want kind|name|dtype|frontend|index")
         kind, name, dtype, frontend, _ = parts
         cells |= {(kind, name, dtype, frontend, m) for m in modes}
+    return cells
+
+
+def built_cells(results: Iterable[dict]) -> set[Cell]:
+    """The cells of a tier run's results in the exec modes TVM built each case in (a result's
+    ``modes``: the tier builds a share of its cases in compiled mode too,
+    op_corpus.TIER_SHARE_MODES)."""
+    cells: set[Cell] = set()
+    for r in results:
+        try:
+            cell = (r["kind"], r["name"], r["dtype"], r["frontend"])
+        except (KeyError, TypeError) as err:
+            raise ValueError(f"not a result of the op corpus: {r!r}") from err
+        cells |= {(*cell, m) for m in str(r.get("modes") or "").split(",") if m}
     return cells
 
 
@@ -73,6 +91,7 @@ def left_out(corpus: set[Cell], tier: set[Cell]) -> dict[Cell, str]:
     frontends = {(c[0], c[3]) for c in tier}
     names = {(c[0], c[1]) for c in tier}
     dtypes = {(c[0], c[1], c[2]) for c in tier}
+    in_frontend = {c[:4] for c in tier}
     out: dict[Cell, str] = {}
     for cell in sorted(corpus - tier):
         kind, name, dtype, frontend, mode = cell
@@ -84,6 +103,8 @@ def left_out(corpus: set[Cell], tier: set[Cell]) -> dict[Cell, str]:
             out[cell] = REASONS[2]
         elif (kind, name, dtype) not in dtypes:
             out[cell] = REASONS[3]
+        elif cell[:4] in in_frontend:
+            out[cell] = REASONS[5]
         else:
             out[cell] = REASONS[4]
     return out
@@ -131,7 +152,7 @@ def listing(corpus: set[Cell], tier: set[Cell]) -> str:
     for (kind, name, dtype, frontend, mode), reason in gone.items():
         if reason in REASONS[2:]:
             by_name[(kind, name)][reason].add(
-                dtype if reason != REASONS[4] else f"{dtype}/{frontend}/{mode}"
+                dtype if reason not in REASONS[4:] else f"{dtype}/{frontend}/{mode}"
             )
     lines += ["", "| kind | name | left out (in the tier's frontends and mode) |", "|---|---|---|"]
     for (kind, name), reasons in sorted(by_name.items()):
@@ -151,18 +172,28 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--tier", type=Path, required=True, help="a lane's op_corpus_tier.json")
     parser.add_argument("--whole", type=Path, nargs="+", required=True, help="whole-run results")
+    parser.add_argument(
+        "--tier-results",
+        type=Path,
+        nargs="*",
+        default=[],
+        help="a tier run's results (its chunks' JSON): add the cells of the modes each case was"
+        " built in",
+    )
     parser.add_argument("--list", type=Path, help="write the cells left out (markdown) here")
     parser.add_argument("--json", type=Path, help="write the summary (JSON) here")
     args = parser.parse_args(argv)
     results: list[dict] = []
-    for path in args.whole:
-        data = _load(path)
-        if not isinstance(data, list):
-            parser.error(f"{path}: not a list of results")
-        results += data
+    tier_results: list[dict] = []
+    for paths, into in ((args.whole, results), (args.tier_results, tier_results)):
+        for path in paths:
+            data = _load(path)
+            if not isinstance(data, list):
+                parser.error(f"{path}: not a list of results")
+            into += data
     try:
         corpus = corpus_cells(results)
-        tier = tier_cells(_load(args.tier))  # type: ignore[arg-type]
+        tier = tier_cells(_load(args.tier)) | built_cells(tier_results)  # type: ignore[arg-type]
     except ValueError as err:
         parser.error(str(err))
     if not corpus:

@@ -46,6 +46,24 @@ def test_each_left_out_cell_gets_the_first_reason_that_applies() -> None:
     assert not any(c[1] == "nothing" for c in corpus)
 
 
+def test_a_tier_runs_built_modes_add_cells() -> None:
+    # The tier's compiled share: a case built in both modes covers its compiled cell; a tier
+    # case built in bytecode only leaves its compiled cell outside the share; a case never
+    # built (refused at import: no modes) adds no cell.
+    tier = cells.tier_cells(_tier("op|abs|float32|fx|0", "op|abs|int32|fx|0"))
+    tier |= cells.built_cells([
+        dict(_result("op", "abs", "float32", "fx"), modes="bytecode,compiled"),
+        dict(_result("op", "abs", "int32", "fx"), modes="bytecode"),
+        dict(_result("op", "gcd", "int64", "fx"), modes=""),
+    ])  # fmt: skip
+    gone = cells.left_out(cells.corpus_cells(WHOLE), tier)
+    assert ("op", "abs", "float32", "fx", "compiled") not in gone
+    assert gone[("op", "abs", "int32", "fx", "compiled")] == cells.REASONS[5]
+    assert gone[("op", "gcd", "int64", "fx", "compiled")] == "name without a tier case"
+    with pytest.raises(ValueError, match="not a result"):
+        cells.built_cells([{"modes": "bytecode"}])
+
+
 def test_a_name_and_dtype_in_the_tier_on_another_frontend_only_is_named_as_such() -> None:
     corpus = cells.corpus_cells(
         [

@@ -1,8 +1,9 @@
 """The //... tier of the op corpus: every OpInfo op and ModuleInfo module of the installed
 torch, a fixed subset of their samples (tvm_conformance.op_corpus: the float32 samples that
 give an argument in a new way, omitted, None or empty, or explicit; one other listed dtype
-for one name in three), through the tier's frontends, each chunk in a child process (TVM may
-kill it).
+for one name in three), through the tier's frontends, each built and run in bytecode and, on a
+share (every op's first case in each frontend), in compiled mode, each chunk in a child
+process (TVM may kill it).
 
 Every case of a chunk is compared with the lane's pinned expectation
 (tvm_conformance.expectations, python/tvm_conformance/expectations/<lane>/op_corpus_tier.json):
@@ -99,6 +100,19 @@ def test_tier_chunk(kind: str, shard: int, shards: int) -> None:
     gave = {(r.name, r.dtype) for r in results} | {(r.name, "") for r in results}
     held = {(outcomes.unit_name(u), outcomes.unit_dtype(u)) for u in run.names}
     assert held <= gave, f"no result for {sorted(held - gave)[:10]} of the chunk"
+    # Every exec mode meets every op or module with a case that bytecode built and did not
+    # fail, in each frontend (the tier runs op_corpus.TIER_SHARE_MODES on a share of its
+    # cases, the whole corpus all of them).
+    judged = {
+        (r.name, r.frontend)
+        for r in results
+        if "bytecode" in r.modes.split(",") and r.outcome not in ("failing", "deviating")
+    }
+    unmet = {
+        m: sorted(judged - {(r.name, r.frontend) for r in results if m in r.modes.split(",")})
+        for m in outcomes.EXEC_MODES
+    }
+    assert not any(unmet.values()), f"never built in a mode: {unmet}"
     record = expectations.venv_record()
     lane, pinned = expectations.lane_of(record), expectations.pinned(record)
     if FULL and not expectations.path(lane, SUITE).exists():
