@@ -5,9 +5,11 @@ corpus's cells are read from a whole run's result files (`python -m tvm_conforma
 run KIND --shard I/N --all --exec-modes bytecode,compiled --json FILE`, or the JSON in the
 outputs of `//python/tests/op_corpus:op_corpus_all`), the tier's from a lane's pinned
 expectations (`python/tvm_conformance/expectations/<lane>/op_corpus_tier.json`: one key per
-case, `kind|name|dtype|frontend|index`). Each corpus cell the tier leaves out gets the first
-reason that applies: its exec mode is not one the tier runs, its frontend is not one the tier
-runs, its name has no tier case, or its dtype has none (the tier's dtype choice).
+case, `kind|name|dtype|frontend|index`), with the compiled cells a tier run built from its
+results (`--tier-results`). Each corpus cell the tier leaves out gets the first reason that
+applies: its exec mode is not one the tier runs, its frontend is not one the tier runs, its
+name has no tier case, or its dtype has none (the tier's dtype choice), or the tier has the
+cell in another mode only (outside that mode's share).
 
     python3 tools/perf/op_corpus_cells.py \
         --tier python/tvm_conformance/expectations/default/op_corpus_tier.json \

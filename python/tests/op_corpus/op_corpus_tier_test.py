@@ -2,8 +2,8 @@
 torch, a fixed subset of their samples (tvm_conformance.op_corpus: the float32 samples that
 give an argument in a new way, omitted, None or empty, or explicit; one other listed dtype
 for one name in three), through the tier's frontends, each built and run in bytecode and, on a
-share (every op's first case in each frontend), in compiled mode, each chunk in a child
-process (TVM may kill it).
+share (every op's first case in each frontend that bytecode did not fail), in compiled mode,
+each chunk in a child process (TVM may kill it).
 
 Every case of a chunk is compared with the lane's pinned expectation
 (tvm_conformance.expectations, python/tvm_conformance/expectations/<lane>/op_corpus_tier.json):
