@@ -7,6 +7,9 @@
     venv_tool.py groups OUT ENTRIES           (venv python) the runfiles groups
     venv_tool.py unlayer ENTRIES DIST...      (venv python) remove DIST's files from this venv
     venv_tool.py tops ENTRIES DIST...         print DIST's top-level site-packages entries
+    venv_tool.py lane-layer LOCK BASE OUT     OUT: LOCK's apache-tvm / apache-tvm-ffi pins, where
+                                              LOCK pins the rest as the lock BASE does (else exit 3)
+    venv_tool.py merge-report BASE LAYER OUT  BASE's pip report with LAYER's installs in place
 
 A user's wheel must be a wheel of the distribution it replaces, and its own requirement on
 apache-tvm-ffi must be met by the tvm-ffi this venv has; otherwise the error names the file and
@@ -302,6 +305,69 @@ def unlayer(entries_json: str, dists: list[str]) -> None:
                 os.remove(path)
 
 
+def _lock_blocks(path: str) -> dict[str, str]:
+    """A hashed lock's requirements: canonical name -> its block (the `name==version` line and
+    its sorted `--hash` options; comments and `# via` lines dropped)."""
+    blocks: dict[str, list[str]] = {}
+    current = None
+    with open(path, encoding="utf-8") as stream:
+        for raw in stream:
+            line = raw.split("#", 1)[0].strip().rstrip("\\").strip()
+            if not line:
+                continue
+            if line.startswith("--hash="):
+                if current is None:
+                    raise SystemExit(f"python_venv: {path}: a --hash line before any requirement")
+                blocks[current].append(line)
+                continue
+            name = _canonical(re.split(r"[=<>!~;\[ ]", line, maxsplit=1)[0])
+            current = name
+            blocks[name] = [line]
+    return {name: "\n".join([lines[0], *sorted(lines[1:])]) for name, lines in blocks.items()}
+
+
+def lane_layer(lock: str, base_lock: str, out: str) -> bool:
+    """Where `lock` pins every distribution but apache-tvm and apache-tvm-ffi exactly as
+    `base_lock` does (same versions, same hashes), write those two requirements to `out` (a
+    lock a layer installs over the base's venv) and return True; else say what differs and
+    return False. A lane's venv is then the default lane's with the lane's TVM pair in place:
+    torch and the rest are not installed and compiled again for each lane."""
+    mine, theirs = _lock_blocks(lock), _lock_blocks(base_lock)
+    differ = sorted(
+        name
+        for name in set(mine) | set(theirs)
+        if name not in _IDENTITY_DISTS and mine.get(name) != theirs.get(name)
+    )
+    missing = [name for name in _IDENTITY_DISTS if name not in mine]
+    if differ or missing:
+        what = ", ".join(differ[:5]) or f"no {' / '.join(missing)} in {lock}"
+        print(f"python_venv: {lock} differs from {base_lock} beyond TVM's pair ({what})")
+        return False
+    with open(out, "w", encoding="utf-8") as stream:
+        for name in _IDENTITY_DISTS:
+            first, *hashes = mine[name].split("\n")
+            stream.write(" \\\n    ".join([first, *hashes]) + "\n")
+    return True
+
+
+def merge_report(base: str, layer: str, out: str) -> None:
+    """Write `base`'s pip install report with the distributions `layer`'s report installed in
+    place of its own entries for them: the report of the venv the layer made."""
+    with open(base, encoding="utf-8") as stream:
+        merged = json.load(stream)
+    with open(layer, encoding="utf-8") as stream:
+        added = json.load(stream).get("install", [])
+    names = {_canonical(item.get("metadata", {}).get("name", "")) for item in added}
+    kept = [
+        item
+        for item in merged.get("install", [])
+        if _canonical(item.get("metadata", {}).get("name", "")) not in names
+    ]
+    merged["install"] = kept + added
+    with open(out, "w", encoding="utf-8") as stream:
+        json.dump(merged, stream, indent=1)
+
+
 def main(argv: list[str]) -> None:
     """Command-line entry point (see the module docstring)."""
     if len(argv) == 3 and argv[0] == "install-wheel":
@@ -322,6 +388,11 @@ def main(argv: list[str]) -> None:
         print(" ".join(t for d in argv[2:] for t in known[_canonical(d)]["top"]))
     elif len(argv) >= 3 and argv[0] == "unlayer":
         unlayer(argv[1], argv[2:])
+    elif len(argv) == 4 and argv[0] == "lane-layer":
+        if not lane_layer(argv[1], argv[2], argv[3]):
+            raise SystemExit(3)
+    elif len(argv) == 4 and argv[0] == "merge-report":
+        merge_report(argv[1], argv[2], argv[3])
     elif len(argv) == 2 and argv[0] == "sha256":
         print(_sha256(argv[1]))
     else:

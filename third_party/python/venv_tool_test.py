@@ -241,3 +241,90 @@ def test_a_user_wheel_replaces_the_pinned_one_in_the_record(base: Path, tmp_path
     user = record["user_wheels"]["apache-tvm"]
     assert user["file"] == wheel.name
     assert user["sha256"] == hashlib.sha256(b"not the pinned wheel").hexdigest()
+
+
+def _lock(path: Path, pins: dict[str, tuple[str, list[str]]]) -> Path:
+    """A hashed lock as pip-compile writes it: `name==version \\` and `--hash` lines, comments."""
+    lines = ["# a comment pip-compile writes\n"]
+    for name, (version, hashes) in pins.items():
+        lines.append(f"{name}=={version} \\\n")
+        lines += [f"    --hash=sha256:{h} \\\n" for h in hashes[:-1]]
+        lines.append(f"    --hash=sha256:{hashes[-1]}\n    # via -r x.in\n")
+    path.write_text("".join(lines))
+    return path
+
+
+BASE_PINS = {
+    "apache-tvm": ("0.27", ["1" * 64, "2" * 64]),
+    "apache-tvm-ffi": ("0.1.14", ["3" * 64]),
+    "torch": ("2.13.0+cpu", ["4" * 64]),
+}
+
+
+def test_a_lane_lock_differing_in_tvms_pair_only_gives_the_pair_as_a_layer(tmp_path: Path) -> None:
+    base = _lock(tmp_path / "base.lock", BASE_PINS)
+    # The lane's other pins in another order, their hashes too: the same pins.
+    lane_pins = {
+        "torch": ("2.13.0+cpu", ["4" * 64]),
+        "apache-tvm-ffi": ("0.1.13", ["6" * 64, "5" * 64]),
+        "apache-tvm": ("0.26", ["7" * 64]),
+    }
+    lane = _lock(tmp_path / "lane.lock", lane_pins)
+    out = tmp_path / "layer.lock"
+    proc = tool(Path(sys.prefix), "lane-layer", str(lane), str(base), str(out))
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    text = out.read_text()
+    assert "torch" not in text
+    reqs = [line.strip() for line in text.splitlines() if "==" in line]
+    assert reqs == ["apache-tvm==0.26 \\", "apache-tvm-ffi==0.1.13 \\"]
+    for h in ("5", "6", "7"):
+        assert f"--hash=sha256:{h * 64}" in text
+    assert "1" * 64 not in text and "3" * 64 not in text
+
+
+@pytest.mark.parametrize(
+    ("change", "named"),
+    [
+        ({"torch": ("2.13.0+cpu", ["8" * 64])}, "torch"),  # another wheel of the same version
+        ({"torch": ("2.12.0+cpu", ["4" * 64])}, "torch"),
+        ({"numpy": ("2.4", ["9" * 64])}, "numpy"),  # a pin the default lock does not have
+    ],
+)
+def test_a_lane_lock_differing_beyond_tvms_pair_is_installed_whole(
+    tmp_path: Path, change: dict, named: str
+) -> None:
+    base = _lock(tmp_path / "base.lock", BASE_PINS)
+    lane = _lock(tmp_path / "lane.lock", {**BASE_PINS, **change})
+    out = tmp_path / "layer.lock"
+    proc = tool(Path(sys.prefix), "lane-layer", str(lane), str(base), str(out))
+    assert proc.returncode == 3
+    assert f"beyond TVM's pair ({named})" in proc.stdout
+    assert not out.exists()
+
+
+def test_a_lane_lock_without_tvms_pair_is_installed_whole(tmp_path: Path) -> None:
+    base = _lock(tmp_path / "base.lock", BASE_PINS)
+    lane = _lock(tmp_path / "lane.lock", {"torch": BASE_PINS["torch"]})
+    proc = tool(Path(sys.prefix), "lane-layer", str(lane), str(base), str(tmp_path / "o"))
+    assert proc.returncode == 3
+    assert "no apache-tvm / apache-tvm-ffi in" in proc.stdout
+
+
+def test_the_merged_report_has_the_layers_wheels_in_place_of_the_bases(tmp_path: Path) -> None:
+    base = _pip_report(
+        tmp_path / "base.json",
+        {"apache-tvm": "a" * 64, "apache-tvm-ffi": "b" * 64, "torch": "c" * 64},
+    )
+    layer = _pip_report(
+        tmp_path / "layer.json", {"apache-tvm": "d" * 64, "apache_tvm_ffi": "e" * 64}
+    )
+    out = tmp_path / "merged.json"
+    proc = tool(Path(sys.prefix), "merge-report", str(base), str(layer), str(out))
+    assert proc.returncode == 0, proc.stderr
+    install = json.loads(out.read_text())["install"]
+    shas = {
+        item["metadata"]["name"]: item["download_info"]["archive_info"]["hashes"]["sha256"]
+        for item in install
+    }
+    assert len(install) == 3
+    assert shas == {"torch": "c" * 64, "apache-tvm": "d" * 64, "apache_tvm_ffi": "e" * 64}

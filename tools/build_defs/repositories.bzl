@@ -87,7 +87,10 @@ def tvm_conformance_dependencies():
             fallback = {} if gpu else {"fallback_lock": lane_lock(lane, True)}
 
             # On a CPython whose own lock it has (3.10), the lane installs that instead.
-            _maybe(python_venv_base, name + "_base", lane = lane, lock = lock, python_locks = lane_python_locks(lane), **fallback)
+            # Another lane's base is the default lane's (same flavour) with its own TVM pair,
+            # where its lock differs from the default's in that pair only.
+            share = {} if lane == "default" else {"share_base": "@%s_base//:pip_report.json" % lane_venv_repository("default", gpu)}
+            _maybe(python_venv_base, name + "_base", lane = lane, lock = lock, python_locks = lane_python_locks(lane), **dict(fallback, **share))
             _maybe(python_venv, name, base = "@%s_base//:pip_report.json" % name, lane = lane, lock = lock)
 
     # Whether this machine has a GPU: an input of every cuda test variant (third_party/gpu).
