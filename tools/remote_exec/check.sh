@@ -87,10 +87,14 @@ shim_port="$(free_port)"
 GRPC_VERBOSITY=ERROR "$venv/bin/python" "$here/api_shim.py" --verbose \
   --listen "127.0.0.1:$shim_port" --upstream "127.0.0.1:$casd_port" >"$work/shim.log" 2>&1 &
 pids+=($!)
-for _ in $(seq 60); do
-  grep -q "Server listening" "$work/casd.log" && grep -q "api_shim:" "$work/shim.log" && break
-  sleep 1
+# Ready when casd accepts connections on its port (it logs nothing when it starts listening, so
+# a wait for a log line always ran its whole minute) and the shim has said where it listens.
+casd_listens() { (exec 3<>"/dev/tcp/127.0.0.1/$casd_port") 2>/dev/null; }
+for _ in $(seq 600); do
+  casd_listens && grep -q "api_shim:" "$work/shim.log" && break
+  sleep 0.1
 done
+casd_listens || { echo "check: buildbox-casd does not listen on 127.0.0.1:$casd_port (log: casd.log)" >&2; exit 1; }
 grep -q "api_shim:" "$work/shim.log" || { echo "check: the executor did not start" >&2; exit 1; }
 echo "check: executor 127.0.0.1:$casd_port behind the API shim 127.0.0.1:$shim_port"
 
