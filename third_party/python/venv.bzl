@@ -12,6 +12,9 @@ rules_python cannot be fetched offline, so these rules do the small part we need
     lock pins everything else as the default's does (`venv_tool.py lane-layer`): torch is not
     installed and compiled again for each lane;
   * records it (tvm_conformance_venv.json) and lists each distribution's files by entry;
+  * keeps it in the machine's venv cache (`$TVM_CONFORMANCE_VENV_CACHE`, default
+    ~/.cache/tvm_conformance/venv_bases, as hard links, keyed by the locks' contents, the lane,
+    the interpreter and these tools' sources), from which another output base links it;
   * strips what would make cache keys machine dependent (bytecode, RECORD files, console
     scripts with absolute shebangs, the `command =` line of pyvenv.cfg), so two clones in
     different directories produce byte-identical action inputs, and writes bytecode again
@@ -142,6 +145,9 @@ def _python_venv_base_impl(rctx):
 
     if rctx.attr.share_base and _share_base(rctx, python, version, lock_label, used_lock, instead_of, tool):
         return
+    cached = _venv_cache_entry(rctx, python, lock)
+    if cached and _from_venv_cache(rctx, cached):
+        return
 
     rctx.report_progress("Creating the Python %s venv" % version)
     _run(rctx, "`python3 -m venv` failed", [python, "-m", "venv", "venv"])
@@ -183,6 +189,76 @@ def _python_venv_base_impl(rctx):
     _run(rctx, "listing the venv's distributions failed", ["venv/bin/python", tool, "entries", "dist_entries.json"])
     _run(rctx, "scrubbing the venv failed", [python, rctx.path(rctx.attr._scrub), "venv"])
     rctx.file("BUILD.bazel", "# The base venv that python_venv (third_party/python/venv.bzl) copies.\n")
+    if cached:
+        _to_venv_cache(rctx, cached)
+
+# The machine's cache of base venvs (`$TVM_CONFORMANCE_VENV_CACHE`, default
+# ~/.cache/tvm_conformance/venv_bases; `none` turns it off): one entry per key, the venv as hard
+# links. Another clone's output base (CI's remote-execution clone, examples/downstream, a
+# user's second checkout) then links it in seconds instead of installing and compiling it again.
+_VENV_CACHE_ENV = "TVM_CONFORMANCE_VENV_CACHE"
+
+# What a base is made of besides the venv: copied with it to and from the cache.
+_BASE_FILES = ["pip_report.json", "dist_entries.json", "lock_used.txt", "lock_used.lock"]
+
+# The key: everything that decides the base's files. The lane's locks (the one chosen and its
+# fallback) by content, the lane's name (the record names it), the interpreter (its real path
+# and full version: the venv links it), and the sources of this file and the tools that make it.
+_KEY_CODE = """
+import hashlib, os, sys
+digest = hashlib.sha256()
+digest.update(("v1\\0%s\\0%s\\0%s\\0" % (sys.argv[1], os.path.realpath(sys.executable), sys.version)).encode())
+for path in sys.argv[2:]:
+    with open(path, "rb") as f:
+        digest.update(hashlib.sha256(f.read()).digest())
+print(digest.hexdigest())
+"""
+
+def _venv_cache_entry(rctx, python, lock):
+    """The cache entry's directory for this base (a string), or None where the cache is off."""
+    root = rctx.os.environ.get(_VENV_CACHE_ENV, "").strip()
+    if root == "none":
+        return None
+    if not root:
+        home = rctx.os.environ.get("HOME", "")
+        if not home:
+            return None
+        root = home + "/.cache/tvm_conformance/venv_bases"
+    files = [str(lock), str(rctx.path(rctx.attr._tool)), str(rctx.path(rctx.attr._scrub)), str(rctx.path(rctx.attr._rule))]
+    if rctx.attr.fallback_lock:
+        files.append(str(rctx.path(rctx.attr.fallback_lock)))
+    key = rctx.execute([python, "-c", _KEY_CODE, rctx.attr.lane] + files)
+    if key.return_code != 0:
+        return None
+    return "%s/%s" % (root, key.stdout.strip())
+
+def _from_venv_cache(rctx, entry):
+    """Link the base from the cache entry `entry`; False where it has no complete entry."""
+    if not rctx.path(entry + "/complete").exists:
+        return False
+    rctx.report_progress("Linking the base venv from the machine's venv cache")
+    copied = rctx.execute(["cp", "-al", entry + "/venv", "venv"])
+    if copied.return_code != 0:
+        rctx.delete("venv")
+        return False
+    for name in _BASE_FILES:
+        rctx.file(name, rctx.read(entry + "/" + name))
+    rctx.file("BUILD.bazel", "# The base venv that python_venv (third_party/python/venv.bzl) copies (from the machine's venv cache).\n")
+    return True
+
+def _to_venv_cache(rctx, entry):
+    """Puts this base into the cache as `entry`, where it can.
+
+    A new directory renamed into place, so a reader sees a complete entry or none. Best
+    effort: a cache that cannot be written (another file system, no space) is skipped.
+    """
+    rctx.execute(["sh", "-c", """
+set -e
+entry="$1"; shift
+tmp="$entry.tmp.$$"
+rm -rf "$tmp"; mkdir -p "$tmp"
+cp -al venv "$tmp/venv" && cp "$@" "$tmp"/ && touch "$tmp/complete" && mv -T "$tmp" "$entry" || rm -rf "$tmp"
+""", "to_venv_cache", entry] + _BASE_FILES)
 
 # The distributions a lane's lock pins apart from the default lane's: TVM's pair.
 _LANE_DISTS = ["apache-tvm", "apache-tvm-ffi"]
@@ -253,12 +329,13 @@ python_venv_base = repository_rule(
         "python": attr.string(default = "python3", doc = "Host interpreter looked up on PATH."),
         "share_base": attr.label(allow_single_file = True, doc = "A file at the root of the default lane's base: this lane's base is it with this lane's TVM pair, where the locks differ in that pair only."),
         "timeout": attr.int(default = 1800, doc = "Seconds pip may take (torch is large)."),
+        "_rule": attr.label(default = Label("//third_party/python:venv.bzl")),
         "_scrub": attr.label(default = Label("//third_party/python:scrub_venv.py")),
         "_tool": attr.label(default = Label("//third_party/python:venv_tool.py")),
     },
     # Host-dependent (the venv links the host's python3): `bazel sync --configure` re-runs it.
     configure = True,
-    environ = [_PYTHON_ENV],
+    environ = [_PYTHON_ENV, _VENV_CACHE_ENV],
     doc = "A virtualenv installed from a hashed lock file, scrubbed; python_venv exposes it.",
 )
 
