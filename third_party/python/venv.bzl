@@ -198,6 +198,9 @@ def _python_venv_base_impl(rctx):
 # user's second checkout) then links it in seconds instead of installing and compiling it again.
 _VENV_CACHE_ENV = "TVM_CONFORMANCE_VENV_CACHE"
 
+# An entry no output base linked for this many days is removed when another is stored.
+_VENV_CACHE_DAYS = 14
+
 # What a base is made of besides the venv: copied with it to and from the cache.
 _BASE_FILES = ["pip_report.json", "dist_entries.json", "lock_used.txt", "lock_used.lock"]
 
@@ -243,6 +246,9 @@ def _from_venv_cache(rctx, entry):
         return False
     for name in _BASE_FILES:
         rctx.file(name, rctx.read(entry + "/" + name))
+
+    # When it was last used: _to_venv_cache removes entries unused for _VENV_CACHE_DAYS.
+    rctx.execute(["touch", entry + "/complete"])
     rctx.file("BUILD.bazel", "# The base venv that python_venv (third_party/python/venv.bzl) copies (from the machine's venv cache).\n")
     return True
 
@@ -253,12 +259,20 @@ def _to_venv_cache(rctx, entry):
     effort: a cache that cannot be written (another file system, no space) is skipped.
     """
     rctx.execute(["sh", "-c", """
-set -e
-entry="$1"; shift
+entry="$1"; days="$2"; shift 2
 tmp="$entry.tmp.$$"
-rm -rf "$tmp"; mkdir -p "$tmp"
-cp -al venv "$tmp/venv" && cp "$@" "$tmp"/ && touch "$tmp/complete" && mv -T "$tmp" "$entry" || rm -rf "$tmp"
-""", "to_venv_cache", entry] + _BASE_FILES)
+rm -rf "$tmp"; mkdir -p "$tmp" || exit 0
+{ cp -al venv "$tmp/venv" && cp "$@" "$tmp"/ && touch "$tmp/complete" && mv -T "$tmp" "$entry"; } || rm -rf "$tmp"
+# Entries no output base linked for that many days (a lock or this rule since changed), and
+# the leftovers of an interrupted store: each entry holds a whole venv (1 to 5 GB).
+for old in "$(dirname "$entry")"/*; do
+  case "$old" in
+    *.tmp.*) [ -n "$(find "$old" -maxdepth 0 -mtime +1)" ] && rm -rf "$old" ;;
+    *) [ -f "$old/complete" ] && [ -n "$(find "$old/complete" -mtime +"$days")" ] && rm -rf "$old" ;;
+  esac
+done
+exit 0
+""", "to_venv_cache", entry, str(_VENV_CACHE_DAYS)] + _BASE_FILES)
 
 # The distributions a lane's lock pins apart from the default lane's: TVM's pair.
 _LANE_DISTS = ["apache-tvm", "apache-tvm-ffi"]
