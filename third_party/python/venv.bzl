@@ -146,7 +146,7 @@ def _python_venv_base_impl(rctx):
     if rctx.attr.share_base and _share_base(rctx, python, version, lock_label, used_lock, instead_of, tool):
         return
     cached = _venv_cache_entry(rctx, python, lock)
-    if cached and _from_venv_cache(rctx, cached):
+    if cached and _from_venv_cache(rctx, cached, tool, lock, used_lock, instead_of):
         return
 
     rctx.report_progress("Creating the Python %s venv" % version)
@@ -235,8 +235,13 @@ def _venv_cache_entry(rctx, python, lock):
         return None
     return "%s/%s" % (root, key.stdout.strip())
 
-def _from_venv_cache(rctx, entry):
-    """Link the base from the cache entry `entry`; False where it has no complete entry."""
+def _from_venv_cache(rctx, entry, tool, lock, used_lock, instead_of):
+    """Link the base from the cache entry `entry`; False where it has no complete entry.
+
+    The record and lock_used.txt are written again: they name the locks by this workspace's
+    labels (another workspace, examples/downstream, names the kit's as @tvm_conformance//...),
+    as a whole install here would.
+    """
     if not rctx.path(entry + "/complete").exists:
         return False
     rctx.report_progress("Linking the base venv from the machine's venv cache")
@@ -244,8 +249,19 @@ def _from_venv_cache(rctx, entry):
     if copied.return_code != 0:
         rctx.delete("venv")
         return False
-    for name in _BASE_FILES:
+    for name in ["pip_report.json", "dist_entries.json", "lock_used.lock"]:
         rctx.file(name, rctx.read(entry + "/" + name))
+
+    # The entry's install fell back to the GPU lock (no CPU-only torch here) where it installed
+    # that lock's contents: as the whole install's fallback, it names both.
+    installed = rctx.read("lock_used.lock")
+    if rctx.attr.fallback_lock and installed != rctx.read(lock) and installed == rctx.read(rctx.path(rctx.attr.fallback_lock)):
+        used_lock, instead_of = str(rctx.attr.fallback_lock), used_lock
+    rctx.file("lock_used.txt", "%s\n%s\n" % (used_lock, instead_of))
+
+    # The copy's record is a link to the entry's: removed, never written through.
+    rctx.delete("venv/tvm_conformance_venv.json")
+    _run(rctx, "recording the venv failed", ["venv/bin/python", tool, "record", "venv/tvm_conformance_venv.json", rctx.attr.lane, used_lock, "pip_report.json"] + (["--instead-of=" + instead_of] if instead_of else []))
 
     # When it was last used: _to_venv_cache removes entries unused for _VENV_CACHE_DAYS.
     rctx.execute(["touch", entry + "/complete"])
