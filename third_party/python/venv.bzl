@@ -98,6 +98,21 @@ def _run(rctx, what, argv, hint = "", **kwargs):
     if result.return_code != 0:
         _fail_setup(what, result, hint)
 
+def _record(rctx, tool, used_lock, instead_of):
+    """Writes the venv's record (venv/tvm_conformance_venv.json) from pip_report.json."""
+    _run(rctx, "recording the venv failed", ["venv/bin/python", tool, "record", "venv/tvm_conformance_venv.json", rctx.attr.lane, used_lock, "pip_report.json"] + (["--instead-of=" + instead_of] if instead_of else []))
+
+def _link_venv(rctx, source):
+    """Makes venv/ a copy of the venv `source`, as hard links where the file system allows.
+
+    Nothing that uses the copy writes into a file it did not create, so `source` stays as it
+    was; a file to be rewritten (the record) is unlinked first.
+    """
+    copied = rctx.execute(["cp", "-al", source, "venv"])
+    if copied.return_code != 0:
+        rctx.delete("venv")
+        _run(rctx, "copying the venv %s failed" % source, ["cp", "-a", source, "venv"])
+
 def _pip_install(rctx, lock, report = "pip_report.json"):
     """pip installs the hashed lock `lock` (a path) into venv/; the result, not checked."""
     return rctx.execute(
@@ -182,7 +197,7 @@ def _python_venv_base_impl(rctx):
     rctx.file("lock_used.lock", rctx.read(rctx.path(rctx.attr.fallback_lock) if used_lock == str(rctx.attr.fallback_lock) else lock))
 
     # What the report's lane header shows: lane, lock, versions, wheels and their sha256.
-    _run(rctx, "recording the venv failed", ["venv/bin/python", tool, "record", "venv/tvm_conformance_venv.json", rctx.attr.lane, used_lock, "pip_report.json"] + (["--instead-of=" + instead_of] if instead_of else []))
+    _record(rctx, tool, used_lock, instead_of)
 
     # Each distribution's files by top-level entry, read from the RECORD files that the scrub
     # removes: the runfiles groups and a layer's removal of a distribution use it.
@@ -245,10 +260,7 @@ def _from_venv_cache(rctx, entry, tool, lock, used_lock, instead_of):
     if not rctx.path(entry + "/complete").exists:
         return False
     rctx.report_progress("Linking the base venv from the machine's venv cache")
-    copied = rctx.execute(["cp", "-al", entry + "/venv", "venv"])
-    if copied.return_code != 0:
-        rctx.delete("venv")
-        return False
+    _link_venv(rctx, entry + "/venv")
     for name in ["pip_report.json", "dist_entries.json", "lock_used.lock"]:
         rctx.file(name, rctx.read(entry + "/" + name))
 
@@ -261,7 +273,7 @@ def _from_venv_cache(rctx, entry, tool, lock, used_lock, instead_of):
 
     # The copy's record is a link to the entry's: removed, never written through.
     rctx.delete("venv/tvm_conformance_venv.json")
-    _run(rctx, "recording the venv failed", ["venv/bin/python", tool, "record", "venv/tvm_conformance_venv.json", rctx.attr.lane, used_lock, "pip_report.json"] + (["--instead-of=" + instead_of] if instead_of else []))
+    _record(rctx, tool, used_lock, instead_of)
 
     # When it was last used: _to_venv_cache removes entries unused for _VENV_CACHE_DAYS.
     rctx.execute(["touch", entry + "/complete"])
@@ -324,10 +336,7 @@ def _share_base(rctx, python, version, lock_label, used_lock, instead_of, tool):
                                "torch here); so does this lane: %s in place of %s.") % (rctx.attr.lane, used_lock, instead_of)], quiet = False)
 
     rctx.report_progress("Linking the default lane's venv, installing this lane's TVM pair")
-    copied = rctx.execute(["cp", "-al", str(base.get_child("venv")), "venv"])
-    if copied.return_code != 0:
-        rctx.delete("venv")
-        _run(rctx, "copying the default lane's venv failed", ["cp", "-a", str(base.get_child("venv")), "venv"])
+    _link_venv(rctx, str(base.get_child("venv")))
 
     # The copy's record is a link to the default base's: removed, never written through.
     rctx.delete("venv/tvm_conformance_venv.json")
@@ -339,7 +348,7 @@ def _share_base(rctx, python, version, lock_label, used_lock, instead_of, tool):
     _run(rctx, "merging the pip reports failed", [python, tool, "merge-report", str(base.get_child("pip_report.json")), "pip_report_layer.json", "pip_report.json"])
     rctx.file("lock_used.txt", "%s\n%s\n" % (used_lock, instead_of))
     rctx.file("lock_used.lock", rctx.read(rctx.path(label)))
-    _run(rctx, "recording the venv failed", ["venv/bin/python", tool, "record", "venv/tvm_conformance_venv.json", rctx.attr.lane, used_lock, "pip_report.json"] + (["--instead-of=" + instead_of] if instead_of else []))
+    _record(rctx, tool, used_lock, instead_of)
     _run(rctx, "listing the venv's distributions failed", ["venv/bin/python", tool, "entries", "dist_entries.json", base_entries])
     tops = rctx.execute([python, tool, "tops", "dist_entries.json"] + _LANE_DISTS)
     if tops.return_code != 0:
@@ -399,13 +408,8 @@ def _python_venv_impl(rctx):
     tool = rctx.path(rctx.attr._tool)
     user_wheels = _user_wheels(rctx, python, tool)
 
-    # The base venv, as hard links where the file system allows (a copy otherwise): nothing
-    # below writes into a file it did not create, so the base stays as it was.
     rctx.report_progress("Copying the base venv")
-    copied = rctx.execute(["cp", "-al", str(base.get_child("venv")), "venv"])
-    if copied.return_code != 0:
-        rctx.delete("venv")
-        _run(rctx, "copying the base venv failed", ["cp", "-a", str(base.get_child("venv")), "venv"])
+    _link_venv(rctx, str(base.get_child("venv")))
     entries = "dist_entries.json"
     rctx.symlink(base.get_child(entries), "base_entries.json")
     if user_wheels:
