@@ -193,6 +193,42 @@ def _no_test_lookup() -> Iterator[None]:
             module.extract_test_fn = fn
 
 
+# The device modules whose seeding PyTorch defers until the device starts (torch.manual_seed
+# seeds each of them): each deferred seed keeps the caller's whole stack as text.
+_LAZY_SEED_MODULES = ("torch.cuda", "torch.xpu", "torch.mtia")
+
+
+class _NoStackText:
+    """Stands in for ``traceback`` in a device module while the corpus seeds: its deferred
+    seeds keep this line, not the stack."""
+
+    @staticmethod
+    def format_stack(*_args: Any, **_kwargs: Any) -> list[str]:
+        return ["(stack not recorded while tvm_conformance.op_corpus seeds PyTorch)\n"]
+
+
+@contextlib.contextmanager
+def _unrecorded_lazy_seeds() -> Iterator[None]:
+    """``torch.manual_seed`` also seeds CUDA, XPU and MTIA; where one of them has not started
+    (always on a CPU run) it queues the seed with ``traceback.format_stack()``, text kept only
+    to tell where the seed came from should that device fail to start later. Samples and
+    exclusion runs seed thousands of times a chunk, at 0.2-0.6 ms of stack formatting each
+    (about a twentieth of a tier chunk's CPU). The seeds are still queued and every generator
+    seeded as before; only that text is a fixed line meanwhile. A decorator of the functions
+    that make samples and run them."""
+    modules = [sys.modules.get(name) for name in _LAZY_SEED_MODULES]
+    # A torch without the queue's stack text (older or newer) keeps whatever it does.
+    patched = [m for m in modules if m is not None and getattr(m, "traceback", None) is not None]
+    saved = [m.traceback for m in patched]
+    for module in patched:
+        module.traceback = _NoStackText
+    try:
+        yield
+    finally:
+        for module, original in zip(patched, saved, strict=True):
+            module.traceback = original
+
+
 def op_name(op: Any) -> str:
     return op.name + (f".{op.variant_test_name}" if op.variant_test_name else "")
 
@@ -490,6 +526,7 @@ def _schema_variants(
     return variants
 
 
+@_unrecorded_lazy_seeds()
 def op_cases(name: str, *, dtypes: Sequence[str] = DTYPES, tier: bool = True) -> list[Case]:
     """The cases of OpInfo op ``name`` (``name.variant``): its CPU samples in each listed
     dtype (the tier's subset, or all)."""
@@ -540,6 +577,7 @@ def op_cases(name: str, *, dtypes: Sequence[str] = DTYPES, tier: bool = True) ->
     return cases
 
 
+@_unrecorded_lazy_seeds()
 def module_cases(name: str, *, dtypes: Sequence[str] = DTYPES, tier: bool = True) -> list[Case]:
     """The cases of ModuleInfo module ``name``: each constructor and forward input in eval
     mode, in each listed dtype."""
@@ -620,6 +658,7 @@ def _same(a: list[Any], b: list[Any]) -> bool:
     )
 
 
+@_unrecorded_lazy_seeds()
 def exclusion(case: Case) -> str:
     """The EXCLUSION_RULES key that leaves ``case`` out, or ""."""
     if case.excluded:
@@ -876,6 +915,7 @@ def _split_unit(unit: _Unit) -> list[_Unit] | None:
 PROBED_BATCH = 16
 
 
+@_unrecorded_lazy_seeds()
 def run_cases(
     cases: Sequence[Case],
     frontends: Sequence[str] | None = None,

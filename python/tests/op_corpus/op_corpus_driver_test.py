@@ -188,6 +188,27 @@ def test_behaviour_pattern_leaves_only_numbers_open() -> None:
     assert not re.fullmatch(pattern, seen.replace("bytecode", "compiled"))
 
 
+def test_lazy_device_seeds_are_queued_without_stack_text() -> None:
+    """While the corpus seeds, a device that has not started still queues each seed (the
+    generator it would seed is seeded as before); only the stack text it keeps is a fixed
+    line, and ``traceback`` is the device module's own again afterwards."""
+    import traceback
+
+    import torch.cuda
+
+    if torch.cuda.is_initialized():
+        pytest.skip("CUDA has started in this process: torch seeds it at once, queues nothing")
+    with op_corpus._unrecorded_lazy_seeds():
+        assert torch.cuda.traceback is not traceback
+        torch.manual_seed(1234)
+        _, stack = torch.cuda._lazy_seed_tracker.manual_seed_all_cb
+        assert stack == op_corpus._NoStackText.format_stack()
+    assert torch.cuda.traceback is traceback
+    torch.manual_seed(1234)
+    _, stack = torch.cuda._lazy_seed_tracker.manual_seed_all_cb
+    assert any("test_lazy_device_seeds" in line for line in stack)
+
+
 def test_a_supported_op_is_correct_through_every_frontend() -> None:
     results = op_corpus.run_cases(op_corpus.op_cases("abs", dtypes=("float32",))[:1])
     assert {r.frontend: r.outcome for r in results} == dict.fromkeys(
