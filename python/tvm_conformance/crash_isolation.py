@@ -23,6 +23,7 @@ which no crash deviation accepts::
 
 from __future__ import annotations
 
+import os
 import re
 import signal
 import subprocess
@@ -112,12 +113,17 @@ class Outcome:
 
 def run_isolated(code: str, timeout: float = 300.0) -> Outcome:
     """Run `code` with this interpreter in a fresh process; return how it ended."""
+    # The child imports this package from where this process did (plain pytest puts it on
+    # sys.path from pyproject.toml, which a child does not read; Bazel's PYTHONPATH has it).
+    package_root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    path = os.pathsep.join(p for p in (package_root, os.environ.get("PYTHONPATH", "")) if p)
     # The child keeps torch out as this process does (tvm_py_test without uses_torch).
     proc = subprocess.run(
         [sys.executable, "-c", torch_guard.child_prelude() + _CHILD_HELPERS + code],
         capture_output=True,
         text=True,
         timeout=timeout,
+        env=dict(os.environ, PYTHONPATH=path),
     )
     return Outcome(proc.returncode, proc.stdout, proc.stderr)
 

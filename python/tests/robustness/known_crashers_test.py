@@ -215,3 +215,15 @@ def test_second_library_with_same_global_names_fails_to_load(tmp_path: Path) -> 
         )
     )
     assert "LOAD_ERROR" in outcome.stdout, outcome.stdout
+
+
+def test_isolated_child_imports_this_package_without_pythonpath(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The child finds tvm_conformance where this process did, also where only this process's
+    sys.path has it (plain pytest reads pyproject.toml's pythonpath; a child does not)."""
+    import tvm_conformance
+
+    monkeypatch.delenv("PYTHONPATH", raising=False)
+    outcome = check_isolated("import tvm_conformance\nprint(tvm_conformance.__file__)\n")
+    assert Path(outcome.stdout.strip().splitlines()[-1]) == Path(tvm_conformance.__file__)
