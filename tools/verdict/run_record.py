@@ -18,6 +18,7 @@ ValueError (the command lines say so in one line, exit 2).
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import re
@@ -49,6 +50,19 @@ def load_schema(version: int = SCHEMA_VERSION) -> dict[str, Any]:
     """The JSON Schema of one record version."""
     with open(schema_path(version), encoding="utf-8") as stream:
         return json.load(stream)
+
+
+# Record texts this process has checked against this version's schema and found valid, keyed
+# by the digest of the schema's text and the record's: one archive's record is read and
+# written several times in one process (verdict.py reads it three times and writes it once),
+# and the check, not the reading, was most of a no-op ./bazelw's verdict time.
+_CHECKED: set[bytes] = set()
+
+
+def _checked_key(text: str) -> bytes:
+    with open(schema_path(), "rb") as stream:
+        schema = stream.read()
+    return hashlib.sha256(schema + b"\0" + text.encode("utf-8")).digest()
 
 
 _TYPES: dict[str, tuple[type, ...]] = {
@@ -187,10 +201,14 @@ def parse(text: str, where: str = RECORD_FILE) -> dict[str, Any]:
         raise ValueError(f"{where}: {err}") from None
     if version < SCHEMA_VERSION:
         return upgrade(record)
+    key = _checked_key(text)
+    if key in _CHECKED:
+        return record
     problems = schema_problems(record, load_schema())
     if problems:
         shown = "; ".join(problems[:3]) + ("; ..." if len(problems) > 3 else "")
         raise ValueError(f"{where}: not a valid run record (version {version}): {shown}")
+    _CHECKED.add(key)
     return record
 
 
@@ -240,14 +258,17 @@ def new_record(
     return record
 
 
-def _dump(path: str, record: dict[str, Any]) -> None:
-    """Write `record` to `path` whole or not at all (a temp file renamed over it)."""
+def _text(record: dict[str, Any]) -> str:
+    return json.dumps(record, indent=1, sort_keys=True) + "\n"
+
+
+def _dump(path: str, text: str) -> None:
+    """Write `text` to `path` whole or not at all (a temp file renamed over it)."""
     folder = os.path.dirname(path) or "."
     handle, temp = tempfile.mkstemp(prefix=".run.", suffix=".json", dir=folder)
     try:
         with os.fdopen(handle, "w", encoding="utf-8") as stream:
-            json.dump(record, stream, indent=1, sort_keys=True)
-            stream.write("\n")
+            stream.write(text)
         # mkstemp makes it owner-only; a record is as readable as any file written here.
         umask = os.umask(0)
         os.umask(umask)
@@ -261,11 +282,14 @@ def _dump(path: str, record: dict[str, Any]) -> None:
 def write(run_dir: str, record: dict[str, Any]) -> str:
     """Write `record` as `run_dir`/run.json; ValueError (nothing written) when the schema
     refuses it. Returns the file's path."""
-    problems = schema_problems(record, load_schema())
+    # The text is what is checked, as a reader will see it (a tuple is a list there).
+    text = _text(record)
+    problems = schema_problems(json.loads(text), load_schema())
     if problems:
         raise ValueError("not a valid run record: " + "; ".join(problems[:5]))
     path = os.path.join(run_dir, RECORD_FILE)
-    _dump(path, record)
+    _dump(path, text)
+    _CHECKED.add(_checked_key(text))
     return path
 
 

@@ -246,3 +246,31 @@ def test_a_registry_drift_is_read_by_this_schema_and_by_the_v2_schema_before_it(
     assert run_record.schema_problems(record, earlier) == []
     record["identity"]["registry_drift"]["differences"] = [1]
     assert run_record.schema_problems(record, schema) != []
+
+
+def test_a_record_this_process_checked_is_not_checked_again_and_any_edit_is(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The schema check runs once per record text in a process (a written record's text is
+    checked as written); a record changed on disk since is a new text, checked again."""
+    run_dir, _ = _judged(tmp_path)
+    checks: list[object] = []
+    real = run_record.schema_problems
+
+    def counted(value: object, schema: dict, root: dict | None = None) -> list[str]:
+        checks.append(value)
+        return real(value, schema, root)
+
+    monkeypatch.setattr(run_record, "schema_problems", counted)
+    run_record.attach(run_dir, "exit_code", 0)
+    assert len(checks) <= 2  # the text read (unless written here), then the text written
+    checks.clear()
+    first, again = run_record.read(run_dir), run_record.read(run_dir)
+    assert first == again and first["exit_code"] == 0 and checks == []
+    path = Path(run_dir) / run_record.RECORD_FILE
+    edited = json.loads(path.read_text(encoding="utf-8"))
+    edited["runner"] = "no such runner"
+    path.write_text(json.dumps(edited, indent=1, sort_keys=True) + "\n", encoding="utf-8")
+    with pytest.raises(ValueError, match="not a valid run record"):
+        run_record.read(run_dir)
+    assert len(checks) == 1
