@@ -283,7 +283,10 @@ def write(run_dir: str, record: dict[str, Any]) -> str:
     """Write `record` as `run_dir`/run.json; ValueError (nothing written) when the schema
     refuses it. Returns the file's path."""
     # The text is what is checked, as a reader will see it (a tuple is a list there).
-    text = _text(record)
+    try:
+        text = _text(record)
+    except (TypeError, ValueError) as err:  # a value JSON has no form for (a set, an object)
+        raise ValueError(f"not a valid run record: not JSON: {err}") from None
     problems = schema_problems(json.loads(text), load_schema())
     if problems:
         raise ValueError("not a valid run record: " + "; ".join(problems[:5]))

@@ -274,3 +274,11 @@ def test_a_record_this_process_checked_is_not_checked_again_and_any_edit_is(
     with pytest.raises(ValueError, match="not a valid run record"):
         run_record.read(run_dir)
     assert len(checks) == 1
+
+
+def test_a_record_json_cannot_hold_is_refused_and_nothing_written(tmp_path: Path) -> None:
+    record = _bundle_record()
+    record["jobs"] = {2}
+    with pytest.raises(ValueError, match="not a valid run record: not JSON"):
+        run_record.write(str(tmp_path), record)
+    assert list(tmp_path.iterdir()) == []
