@@ -28,6 +28,7 @@ import re
 import signal
 import subprocess
 import sys
+from collections.abc import Mapping
 from dataclasses import dataclass
 from functools import cache
 
@@ -111,19 +112,28 @@ class Outcome:
         return steps[-1] if steps else None
 
 
+PACKAGE_ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+def child_env(base: Mapping[str, str] | None = None, **extra: str) -> dict[str, str]:
+    """The environment of a child of this interpreter that imports this package: `base` (this
+    process's environment if None) updated with `extra`, with the package's root put first on
+    its PYTHONPATH. Plain pytest puts the root on sys.path from pyproject.toml, which a child
+    does not read; under Bazel PYTHONPATH already holds it."""
+    env = dict(os.environ if base is None else base, **extra)
+    env["PYTHONPATH"] = os.pathsep.join(p for p in (PACKAGE_ROOT, env.get("PYTHONPATH")) if p)
+    return env
+
+
 def run_isolated(code: str, timeout: float = 300.0) -> Outcome:
     """Run `code` with this interpreter in a fresh process; return how it ended."""
-    # The child imports this package from where this process did (plain pytest puts it on
-    # sys.path from pyproject.toml, which a child does not read; Bazel's PYTHONPATH has it).
-    package_root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-    path = os.pathsep.join(p for p in (package_root, os.environ.get("PYTHONPATH", "")) if p)
     # The child keeps torch out as this process does (tvm_py_test without uses_torch).
     proc = subprocess.run(
         [sys.executable, "-c", torch_guard.child_prelude() + _CHILD_HELPERS + code],
         capture_output=True,
         text=True,
         timeout=timeout,
-        env=dict(os.environ, PYTHONPATH=path),
+        env=child_env(),
     )
     return Outcome(proc.returncode, proc.stdout, proc.stderr)
 

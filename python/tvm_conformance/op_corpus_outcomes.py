@@ -17,6 +17,8 @@ from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
+from tvm_conformance import crash_isolation
+
 OUTCOMES: tuple[str, ...] = ("correct", "deviating", "failing", "refused", "excluded")
 EXEC_MODES: tuple[str, ...] = ("bytecode", "compiled")
 DEVIATIONS_FILE = Path(__file__).with_name("op_corpus_deviations.json")
@@ -345,11 +347,8 @@ def _run_child(
             "--json", out, "--meta", meta, "--exec-modes", ",".join(exec_modes),
             *([] if tier else ["--all"]),
         ]  # fmt: skip
-        # The child imports this package from where this process did (plain pytest puts it on
-        # sys.path from pyproject.toml, which a child does not read).
-        package_root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-        path = os.pathsep.join(p for p in (package_root, os.environ.get("PYTHONPATH", "")) if p)
-        env = {**fixed_hash_seed_env(), "OP_CORPUS_PROGRESS": progress, "PYTHONPATH": path}
+        # The child imports this package from where this process did.
+        env = crash_isolation.child_env(fixed_hash_seed_env(), OP_CORPUS_PROGRESS=progress)
         try:
             proc = subprocess.run(command, capture_output=True, text=True, timeout=timeout, env=env)
         except subprocess.TimeoutExpired:

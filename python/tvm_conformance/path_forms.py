@@ -33,6 +33,8 @@ import tempfile
 from collections.abc import Callable
 from pathlib import Path
 
+from tvm_conformance import crash_isolation
+
 # Each form, given the file name and the (temporary) working directory.
 FORMS: dict[str, Callable[[str, Path], str | os.PathLike]] = {
     "absolute": lambda name, cwd: os.fspath(cwd / name),
@@ -191,7 +193,7 @@ def isolate_test_data() -> str:
 def discover_in_child() -> dict[str, object]:
     """:func:`discover` in a child process of this interpreter, with this ``sys.path``."""
     isolate_test_data()
-    env = dict(os.environ, PYTHONPATH=os.pathsep.join(p for p in sys.path if p))
+    env = crash_isolation.child_env(PYTHONPATH=os.pathsep.join(p for p in sys.path if p))
     code = "import json; from tvm_conformance import path_forms; "
     code += "print(json.dumps(path_forms.discover()))"
     child = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True)

@@ -15,13 +15,14 @@ instead of counting as the recorded crash.
 
 from __future__ import annotations
 
+import os
 import textwrap
 from pathlib import Path
 
 import pytest
 
 from tvm_conformance import deviations
-from tvm_conformance.crash_isolation import check_isolated
+from tvm_conformance.crash_isolation import PACKAGE_ROOT, check_isolated, child_env
 from tvm_conformance.relax_vm import EXEC_MODES
 from tvm_conformance.runfiles import rlocation
 
@@ -227,3 +228,14 @@ def test_isolated_child_imports_this_package_without_pythonpath(
     monkeypatch.delenv("PYTHONPATH", raising=False)
     outcome = check_isolated("import tvm_conformance\nprint(tvm_conformance.__file__)\n")
     assert Path(outcome.stdout.strip().splitlines()[-1]) == Path(tvm_conformance.__file__)
+
+
+def test_child_env_puts_the_package_root_first_and_keeps_the_rest() -> None:
+    """A child's environment: the base's variables, the extra ones, and PYTHONPATH with the
+    package's root first, then the base's or extra's own entries (an empty one dropped)."""
+    assert Path(PACKAGE_ROOT, "tvm_conformance", "crash_isolation.py").is_file()
+    env = child_env({"KEEP": "1", "PYTHONPATH": "a"}, EXTRA="2")
+    assert env == {"KEEP": "1", "EXTRA": "2", "PYTHONPATH": os.pathsep.join((PACKAGE_ROOT, "a"))}
+    assert child_env({}, PYTHONPATH="b")["PYTHONPATH"] == os.pathsep.join((PACKAGE_ROOT, "b"))
+    assert child_env({"PYTHONPATH": ""})["PYTHONPATH"] == PACKAGE_ROOT
+    assert child_env()["PATH"] == os.environ["PATH"]
