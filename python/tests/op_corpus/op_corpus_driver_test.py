@@ -256,6 +256,31 @@ def test_a_case_split_out_of_a_batch_comes_out_as_it_does_alone() -> None:
     )
 
 
+def test_a_compiled_build_holds_a_bounded_number_of_cases_a_function(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # tril in float32, decomposed: its first five cases are one batch, one Relax function. The
+    # compiled mode builds it as functions of at most COMPILED_CASES cases (here 2: halves of
+    # halves, in order), and every result is the one the whole batch gives.
+    cases = op_corpus.op_cases("tril", dtypes=("float32",), tier=False)[:5]
+    frontends = ("exported_program",)
+    whole = op_corpus.run_cases(cases, frontends, exec_modes=EXEC_MODES)
+    sizes: list[list[int]] = []
+    bounded = op_corpus._bounded
+
+    def seen(unit: op_corpus._Unit, most: int) -> list[op_corpus._Unit]:
+        parts = bounded(unit, most)
+        sizes.append([len(part.items) for part in parts])
+        return parts
+
+    monkeypatch.setattr(op_corpus, "COMPILED_CASES", 2)
+    monkeypatch.setattr(op_corpus, "_bounded", seen)
+    split = op_corpus.run_cases(cases, frontends, exec_modes=EXEC_MODES)
+    assert sizes[-1] == [2, 1, 2], f"the batch was built as {sizes}"
+    assert [dataclasses.astuple(r) for r in split] == [dataclasses.astuple(r) for r in whole]
+    assert {(r.outcome, r.modes) for r in split} == {("correct", "bytecode,compiled")}
+
+
 def test_a_share_mode_builds_each_names_first_case_not_already_failed() -> None:
     # The tier's compiled share (op_corpus.TIER_SHARE_MODES): unbind's sample 4 fails to build
     # in bytecode (TVM 0.27: a reshape of an empty input), so it keeps that outcome and the
