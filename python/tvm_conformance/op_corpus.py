@@ -1193,7 +1193,8 @@ def shard_names(kind: str, shard: int, shards: int) -> list[str]:
 # nn.LinearCrossEntropyLoss, 857 samples a dtype, ran 900 s (848 s of CPU) in float32, float16
 # and bfloat16 together without finishing, and its chunk (module-6of8) 4,599 s; a quarter of its
 # float32 samples over 600 s, a sixty-fourth (14 samples) 24 s with the process's start (the
-# cost grows faster than the samples; why, not measured): sixteen parts a dtype. Bicubic
+# cost grew faster than the samples: the compiled mode's one function of a decomposed batch,
+# COMPILED_CASES since): sixteen parts a dtype. Bicubic
 # interpolation: its 24 float32 samples ran over 600 s (597 s of CPU), three of them 29 s with the
 # process's start: eight parts a dtype.
 SAMPLE_PARTS: dict[tuple[str, str], int] = {
