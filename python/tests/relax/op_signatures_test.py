@@ -783,13 +783,30 @@ _VMS: dict[tuple[str, str], Any] = {}
 _REFERENCES: dict[Any, Any] = {}
 
 
-def _vm(target: str, dev: tvm.runtime.Device, exec_mode: str, op: str) -> Any:
-    """Every op's accepted points in one module, built once per exec mode (CI time: a build
-    has a fixed cost; the ops' cases share it). Where that build fails (a point that fails to
-    build on this TVM, under no known deviation), each op's points are built alone: only the
-    ops whose build fails fail, each with its own error, and none waits on a failing build."""
+def _selected(session: pytest.Session, exec_mode: str) -> set[str]:
+    """The ops whose test_signature_points_match_numpy case in ``exec_mode`` this session
+    runs: all of them, or a Bazel shard's share (the runner keeps every n-th case) or a -k
+    selection's."""
+    return {
+        item.callspec.params["op"]
+        for item in session.items
+        if getattr(item, "originalname", "") == "test_signature_points_match_numpy"
+        and item.callspec.params["exec_mode"] == exec_mode
+    }
+
+
+def _vm(
+    target: str, dev: tvm.runtime.Device, exec_mode: str, op: str, session: pytest.Session
+) -> Any:
+    """The accepted points of every op this session runs in ``exec_mode``, in one module built
+    once per exec mode (CI time: a build has a fixed cost; the ops' cases share it; split into
+    4 or 16 modules the walk costs the same, so each Bazel shard builds its own ops' module).
+    Where that build fails (a point that fails to build on this TVM, under no known
+    deviation), each op's points are built alone: only the ops whose build fails fail, each
+    with its own error, and none waits on a failing build."""
     if (target, exec_mode) not in _VMS:
-        ops = [o for o in _ops() if _scope(o, exec_mode)]
+        selected = _selected(session, exec_mode)
+        ops = [o for o in _ops() if _scope(o, exec_mode) and o in selected]
         module = relax_signatures.combined_module(plan(o, exec_mode) for o in ops)
         try:
             _VMS[target, exec_mode] = build_vm(module, target, dev, exec_mode)
@@ -817,10 +834,10 @@ def test_corpus_file_is_current(target: str) -> None:
     ("op", "exec_mode"), [(op, mode) for op in _ops() for mode in EXEC_MODES if _scope(op, mode)]
 )
 def test_signature_points_match_numpy(
-    op: str, exec_mode: str, target: str, dev: tvm.runtime.Device
+    op: str, exec_mode: str, target: str, dev: tvm.runtime.Device, request: pytest.FixtureRequest
 ) -> None:
-    """Every accepted point of the op in the mode's scope (in the module of all ops) matches its
-    reference."""
+    """Every accepted point of the op in the mode's scope (in the module of the session's
+    ops) matches its reference."""
     calls, _ = corpus()
     op_plan = plan(op, exec_mode)
     if not op_plan.points:
@@ -828,7 +845,7 @@ def test_signature_points_match_numpy(
         known = [p for p in _walk(op) if _known(p)]
         assert known, f"{op}: TVM refused every point: {sorted(set(op_plan.refused.values()))}"
         return
-    vm = _vm(target, dev, exec_mode, op)
+    vm = _vm(target, dev, exec_mode, op, request.session)
     prefix = relax_signatures.function_prefix(op)
     failures = relax_signatures.run_plan(
         op_plan, calls[op], vm, dev, prefix=prefix, cache=_REFERENCES
