@@ -1269,6 +1269,51 @@ def run_names(
     ]
 
 
+def _run_here(
+    kind: str, batch: list[str], *, tier: bool, exec_modes: Sequence[str]
+) -> list[Result]:
+    """The batch in this process, less a name recorded as killing the process (a crash
+    record): that one runs in a child of its own, after the rest, so their results survive it
+    and no other name pays a process start. Alone, it runs here: this process is that child."""
+    recorded = crashers(kind, _tvm_version()) if len(batch) > 1 else set()
+    alone = [n for n in batch if unit_name(n) in recorded]
+    rest = [n for n in batch if n not in alone]
+    results = run_names(kind, rest, tier=tier, exec_modes=exec_modes) if rest else []
+    for name in alone:
+        results += run_isolated(kind, [name], tier=tier, exec_modes=exec_modes)
+    return results
+
+
+def _run_chunks(shards: Sequence[str], out: Path, *, tier: bool, exec_modes: Sequence[str]) -> int:
+    """``op_corpus_outcomes.run_shards_isolated``'s child: each ``KIND:I/N`` shard's names
+    run here as ``run KIND --shard I/N`` runs them, one shard after another; shard j's names
+    and TVM version go to ``<j>.meta.json`` (with its CPU seconds, this process's and its
+    children's; the first's from this process's start) and its results to ``<j>.json``, each
+    progress step to ``<j>.progress``."""
+    import resource
+
+    def cpu() -> float:
+        own = resource.getrusage(resource.RUSAGE_SELF)
+        children = resource.getrusage(resource.RUSAGE_CHILDREN)
+        return own.ru_utime + own.ru_stime + children.ru_utime + children.ru_stime
+
+    # The first shard's CPU counts from the process's start (its imports), so the shards'
+    # figures add up to the child's.
+    start = 0.0
+    for j, spec in enumerate(shards):
+        kind, _, fraction = spec.partition(":")
+        i, n = (int(x) for x in fraction.split("/"))
+        os.environ["OP_CORPUS_PROGRESS"] = str(out / f"{j}.progress")
+        batch = shard_names(kind, i, n)
+        results = _run_here(kind, batch, tier=tier, exec_modes=exec_modes)
+        end = cpu()
+        said = {"names": batch, "tvm": _tvm_version(), "cpu_s": round(end - start, 2)}
+        start = end
+        (out / f"{j}.json").write_text(json.dumps([dataclasses.asdict(r) for r in results]))
+        (out / f"{j}.meta.json").write_text(json.dumps(said))
+    return 0
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     import argparse
 
@@ -1288,6 +1333,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     run.add_argument("--scoreboard", help="write the scoreboard (JSON) here")
     run.add_argument("--meta", help="write the names run and the TVM version (JSON) here")
     run.add_argument("--list-only", action="store_true", help="write --meta, run nothing")
+    chunks = sub.add_parser(
+        "chunks", help="run shards one after another, each's names, results and CPU in --dir"
+    )
+    chunks.add_argument("shards", nargs="+", help="KIND:I/N: shard I of N of the kind's names")
+    chunks.add_argument("--dir", required=True, help="where <j>.meta.json and <j>.json go")
+    chunks.add_argument("--all", action="store_true", help="every sample (the tier's subset else)")
+    chunks.add_argument("--exec-modes", default="bytecode")
     rec = sub.add_parser("record", help="record the failing results of JSON files as deviations")
     rec.add_argument("results", nargs="+")
     doc = sub.add_parser("doc", help="write the deviations doc")
@@ -1318,6 +1370,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     modes = tuple(m for m in args.exec_modes.split(",") if m)
     if bad := [m for m in modes if m not in EXEC_MODES]:
         parser.error(f"unknown exec mode(s) {bad}; expected some of {list(EXEC_MODES)}")
+    if args.command == "chunks":
+        return _run_chunks(args.shards, Path(args.dir), tier=not args.all, exec_modes=modes)
     batch = list(args.names)
     if args.shard:
         i, n = (int(x) for x in args.shard.split("/"))
@@ -1331,15 +1385,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.isolated:
         results = run_isolated(args.kind, batch, tier=not args.all, exec_modes=modes)
     else:
-        # A name recorded as killing the process (a crash record) runs in a child of its own,
-        # after the rest: their results survive it, and no other name pays a process start.
-        # Alone, it runs here: this process is that child.
-        recorded = crashers(args.kind, _tvm_version()) if len(batch) > 1 else set()
-        alone = [n for n in batch if unit_name(n) in recorded]
-        rest = [n for n in batch if n not in alone]
-        results = run_names(args.kind, rest, tier=not args.all, exec_modes=modes) if rest else []
-        for name in alone:
-            results += run_isolated(args.kind, [name], tier=not args.all, exec_modes=modes)
+        results = _run_here(args.kind, batch, tier=not args.all, exec_modes=modes)
     text = json.dumps([dataclasses.asdict(r) for r in results], indent=0)
     if args.json == "-":
         sys.stdout.write(text)

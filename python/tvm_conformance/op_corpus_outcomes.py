@@ -423,6 +423,9 @@ class ShardRun:
     names: list[str]
     tvm: str
     results: list[Result]
+    # The CPU seconds the shard took, where the child that ran it measured them (a child that
+    # ran several shards); None: the caller measures its children (children_cpu).
+    cpu_s: float | None = None
 
 
 def run_shard_isolated(
@@ -453,6 +456,48 @@ def run_shard_isolated(
         raise RuntimeError(f"shard {shard}/{shards}: {crash_detail(end.proc)}")
     names = end.meta["names"]
     return ShardRun(names, end.meta["tvm"], _split(kind, names, end, **kw))
+
+
+def run_shards_isolated(
+    chunks: Sequence[tuple[str, int, int]],
+    *,
+    tier: bool = True,
+    exec_modes: Sequence[str] = ("bytecode",),
+    timeout: float = 600.0,
+) -> list[ShardRun]:
+    """The shards ``(kind, shard, shards)`` one after another in one child process (``op_corpus
+    chunks``), so that its imports and PyTorch's corpus, about 6 s of CPU, are paid once, not
+    once a shard. The child runs each shard's names as :func:`run_shard_isolated`'s child
+    does, after the shards before it (a case seeds its own generators; the tier's results were
+    compared file by file, docs/performance.md). Where that child does not end well (a signal,
+    an error, the time limit), nothing it wrote is kept: every shard runs again through
+    :func:`run_shard_isolated`, which splits a failing shard to find its culprit."""
+    if len(chunks) < 2:
+        kw = {"tier": tier, "exec_modes": exec_modes, "timeout": timeout}
+        return [run_shard_isolated(*chunk, **kw) for chunk in chunks]  # type: ignore[arg-type]
+    import tempfile
+
+    with tempfile.TemporaryDirectory() as tmp:
+        command = [
+            sys.executable, "-m", "tvm_conformance.op_corpus", "chunks", "--dir", tmp,
+            "--exec-modes", ",".join(exec_modes), *([] if tier else ["--all"]),
+            *(f"{kind}:{shard}/{shards}" for kind, shard, shards in chunks),
+        ]  # fmt: skip
+        env = crash_isolation.child_env(fixed_hash_seed_env())
+        try:
+            proc = subprocess.run(
+                command, capture_output=True, text=True, timeout=timeout * len(chunks), env=env
+            )
+            ended_well = proc.returncode == 0
+        except subprocess.TimeoutExpired:
+            ended_well = False
+        runs: list[ShardRun] = []
+        for j in range(len(chunks) if ended_well else 0):
+            said = json.loads(Path(tmp, f"{j}.meta.json").read_text())
+            results = [Result(**r) for r in json.loads(Path(tmp, f"{j}.json").read_text())]
+            runs.append(ShardRun(said["names"], said["tvm"], results, said["cpu_s"]))
+    kw = {"tier": tier, "exec_modes": exec_modes, "timeout": timeout}
+    return runs or [run_shard_isolated(*chunk, **kw) for chunk in chunks]  # type: ignore[arg-type]
 
 
 def crash_detail(proc: subprocess.CompletedProcess) -> str:

@@ -540,6 +540,69 @@ def test_a_units_dtype_without_a_sample_is_one_no_sample_result(
     ]
 
 
+def _fake_shard(kind: str, batch: list[str], **_: object) -> list[op_corpus.Result]:
+    return [op_corpus.Result(kind, n, "float32", "fx", 0, "r[0]", "correct") for n in batch]
+
+
+def test_shards_in_one_child_each_get_their_own_names_and_results(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # The child's protocol end to end, its process replaced by op_corpus.main in this one.
+    from tvm_conformance import op_corpus_outcomes
+
+    monkeypatch.setattr(op_corpus, "_run_here", _fake_shard)
+    commands = []
+    real_run = subprocess.run
+
+    def child(command: list[str], **kw: object) -> subprocess.CompletedProcess:
+        if "chunks" not in command:  # another process (platform's uname)
+            return real_run(command, **kw)
+        commands.append(command)
+        code = op_corpus.main(command[command.index("chunks") :])
+        return subprocess.CompletedProcess(command, code, "", "")
+
+    monkeypatch.setattr(subprocess, "run", child)
+    chunks = [("op", 2, 7), ("module", 0, 3)]
+    runs = op_corpus_outcomes.run_shards_isolated(chunks)
+    assert len(commands) == 1, "one child for both shards"
+    for (kind, shard, shards), run in zip(chunks, runs, strict=True):
+        assert run.names == op_corpus.shard_names(kind, shard, shards)
+        assert run.results == _fake_shard(kind, run.names)
+        assert run.tvm == op_corpus._tvm_version()
+        assert run.cpu_s is not None and run.cpu_s >= 0
+
+
+@pytest.mark.parametrize("ending", ["signal", "error", "time limit"])
+def test_a_child_of_several_shards_that_ends_badly_leaves_each_shard_to_its_own_child(
+    ending: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Nothing it wrote is kept, even shards it finished: each runs as a lone shard, which
+    # splits a failing one to find its culprit.
+    from tvm_conformance import op_corpus_outcomes
+
+    monkeypatch.setattr(op_corpus, "_run_here", _fake_shard)
+    real_run = subprocess.run
+
+    def child(command: list[str], **kw: object) -> subprocess.CompletedProcess:
+        if "chunks" not in command:  # another process (platform's uname)
+            return real_run(command, **kw)
+        op_corpus.main(command[command.index("chunks") :])  # every shard's files written
+        if ending == "time limit":
+            raise subprocess.TimeoutExpired(command, float(kw["timeout"]))  # type: ignore[arg-type]
+        return subprocess.CompletedProcess(command, -11 if ending == "signal" else 1, "", "")
+
+    alone = []
+    monkeypatch.setattr(subprocess, "run", child)
+    monkeypatch.setattr(
+        op_corpus_outcomes,
+        "run_shard_isolated",
+        lambda *chunk, **kw: alone.append(chunk) or op_corpus_outcomes.ShardRun([], "", []),
+    )
+    chunks = [("op", 0, 7), ("op", 5, 7)]
+    assert len(op_corpus_outcomes.run_shards_isolated(chunks)) == 2
+    assert alone == chunks
+
+
 def test_a_shard_by_dtype_names_its_units(tmp_path: Path) -> None:
     meta = tmp_path / "meta.json"
     argv = ["run", "op", "--shard", "65/120", "--by-dtype", "--list-only", "--meta", str(meta)]
