@@ -293,7 +293,8 @@ def tvm_py_test(
       target_data: {target: [files]}: runtime files of one variant only (its artefacts).
       shard_count_by_target: {target: n}: that variant's shard_count instead of `shard_count`
         (a cuda variant whose cases each compile and run on a GPU: the GPU runner runs its
-        shards at once, as Bazel does).
+        shards at once, as Bazel does); "independent" for the `_independent` variant, which is
+        otherwise one process.
       tags: extra tags.
       size: test size (TVM compiles make most tests medium).
       **kwargs: passed to py_test.
@@ -332,14 +333,20 @@ def tvm_py_test(
     if target_independent:
         variants.append(name + "_" + _INDEPENDENT)
 
-        # Cases that take no target need no device: they run on the CPU target only.
+        # Cases that take no target need no device: they run on the CPU target only. They are
+        # few (a table's own checks), so the variant is one process whatever `shard_count`
+        # the targets' variants have, unless shard_count_by_target names "independent": a
+        # shard's process start (4 s with torch) would cost more than its cases.
+        independent_common = {k: v for k, v in common.items() if k != "shard_count"}
+        if _INDEPENDENT in shard_count_by_target:
+            independent_common["shard_count"] = shard_count_by_target[_INDEPENDENT]
         native.py_test(
             name = variants[-1],
             args = args + ["--tvm-variant=" + _INDEPENDENT] + files,
             data = data,
             env = dict(env, TVM_TEST_TARGETS = "llvm"),
             tags = tags + [_INDEPENDENT_TAG],
-            **common
+            **independent_common
         )
     orphans = [] if target_independent else ["--tvm-independent-cases=error"]
     for target in targets:
