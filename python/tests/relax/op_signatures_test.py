@@ -799,8 +799,8 @@ def _vm(
     target: str, dev: tvm.runtime.Device, exec_mode: str, op: str, session: pytest.Session
 ) -> Any:
     """The accepted points of every op this session runs in ``exec_mode``, in one module built
-    once per exec mode (CI time: a build has a fixed cost; the ops' cases share it; split into
-    4 or 16 modules the walk costs the same, so each Bazel shard builds its own ops' module).
+    once per exec mode (CI time: a build has a fixed cost; the ops' cases share it). Only the
+    session's ops: a -k selection or a shard builds its own ops' module, not every op's.
     Where that build fails (a point that fails to build on this TVM, under no known
     deviation), each op's points are built alone: only the ops whose build fails fail, each
     with its own error, and none waits on a failing build."""
