@@ -472,9 +472,9 @@ def run_shards_isolated(
     compared file by file, docs/performance.md). Where that child does not end well (a signal,
     an error, the time limit), nothing it wrote is kept: every shard runs again through
     :func:`run_shard_isolated`, which splits a failing shard to find its culprit."""
+    kw: dict[str, Any] = {"tier": tier, "exec_modes": exec_modes, "timeout": timeout}
     if len(chunks) < 2:
-        kw = {"tier": tier, "exec_modes": exec_modes, "timeout": timeout}
-        return [run_shard_isolated(*chunk, **kw) for chunk in chunks]  # type: ignore[arg-type]
+        return [run_shard_isolated(*chunk, **kw) for chunk in chunks]
     import tempfile
 
     with tempfile.TemporaryDirectory() as tmp:
@@ -496,8 +496,7 @@ def run_shards_isolated(
             said = json.loads(Path(tmp, f"{j}.meta.json").read_text())
             results = [Result(**r) for r in json.loads(Path(tmp, f"{j}.json").read_text())]
             runs.append(ShardRun(said["names"], said["tvm"], results, said["cpu_s"]))
-    kw = {"tier": tier, "exec_modes": exec_modes, "timeout": timeout}
-    return runs or [run_shard_isolated(*chunk, **kw) for chunk in chunks]  # type: ignore[arg-type]
+    return runs or [run_shard_isolated(*chunk, **kw) for chunk in chunks]
 
 
 def crash_detail(proc: subprocess.CompletedProcess) -> str:
