@@ -38,7 +38,7 @@ import os
 import re
 import sys
 import warnings
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -144,6 +144,10 @@ class Case:
     model: torch.nn.Module | None
     inputs: tuple[torch.Tensor, ...]
     excluded: str = ""  # an EXCLUSION_RULES key
+    # What PyTorch alone says of the case, computed elsewhere (torch_side: a build action the
+    # lanes share): (exclusion reason, float64 references, why TVM's result goes unscored).
+    # None: computed here from `model` (_torch_facts).
+    facts: tuple[str, list[Any], str] | None = None
 
     @property
     def frontends(self) -> tuple[str, ...]:
@@ -953,22 +957,7 @@ def run_cases(
     ready: dict[str, list[tuple[Case, list[Any], Result]]] = {}
     for case in cases:
         _progress(f"case {case.name}")
-        reason = exclusion(case)
-        refs: list[Any] = []
-        # A reason of the reference's own: TVM still runs the case (its refusal or crash is
-        # the outcome); only a result it gives is left unscored, as excluded for that reason.
-        unscored = ""
-        if not reason:
-            try:
-                refs = numerics.references(case.model, [t.clone() for t in case.inputs])
-                unscored = "unjudgeable" if numerics.judgeable(refs) else ""
-            except Exception:  # noqa: BLE001
-                unscored = "no_reference"
-                refs = _unscored_outputs(case)
-                if refs is None:
-                    reason = "no_reference"
-        if not reason and not unscored and not _pytorch_within_rule(case, refs):
-            reason = "rule_unbounded"
+        reason, refs, unscored = _torch_facts(case)
         for frontend in frontends or case.frontends:
             if frontend not in case.frontends:
                 continue
@@ -1157,6 +1146,34 @@ def run_cases(
     return results
 
 
+def _torch_facts(case: Case) -> tuple[str, list[Any], str]:
+    """What PyTorch alone says of a case: the EXCLUSION_RULES key that leaves it out (or ""),
+    its float64 references, and why TVM's result goes unscored (or "")."""
+    if case.facts is not None:
+        return case.facts
+    from tvm_conformance import numerics
+
+    reason = exclusion(case)
+    refs: list[Any] = []
+    # A reason of the reference's own: TVM still runs the case (its refusal or crash is the
+    # outcome); only a result it gives is left unscored, as excluded for that reason.
+    unscored = ""
+    if not reason:
+        try:
+            refs = numerics.references(case.model, [t.clone() for t in case.inputs])
+            unscored = "unjudgeable" if numerics.judgeable(refs) else ""
+        except Exception:  # noqa: BLE001
+            unscored = "no_reference"
+            found = _unscored_outputs(case)
+            if found is None:
+                reason = "no_reference"
+            else:
+                refs = found
+    if not reason and not unscored and not _pytorch_within_rule(case, refs):
+        reason = "rule_unbounded"
+    return reason, refs, unscored
+
+
 def _ran_in(result: Result, mode: str) -> None:
     """Note that TVM built (and, where the build passed, ran) ``result``'s case in ``mode``."""
     if mode not in result.modes.split(","):
@@ -1251,10 +1268,17 @@ def run_names(
     tier: bool = True,
     dtypes: Sequence[str] = DTYPES,
     exec_modes: Sequence[str] = ("bytecode",),
+    prepared: Mapping[str, list[Case]] | None = None,
 ) -> list[Result]:
     """Every case of the named ops or modules (or ``name@dtype`` units), in this process. A
-    name without a case is one ``no_sample`` result; so is a unit's dtype without a sample."""
-    per_unit = [(unit, _unit_cases(kind, unit, tier, dtypes)) for unit in batch]
+    name without a case is one ``no_sample`` result; so is a unit's dtype without a sample.
+    A unit in ``prepared`` (load_torch_side) takes its cases from there."""
+    made = prepared or {}
+
+    def cases_of(unit: str) -> list[Case]:
+        return made[unit] if unit in made else _unit_cases(kind, unit, tier, dtypes)
+
+    per_unit = [(unit, cases_of(unit)) for unit in batch]
     cases = [c for _, unit_cases in per_unit for c in unit_cases]
     results = run_cases(
         cases,
@@ -1270,7 +1294,12 @@ def run_names(
 
 
 def _run_here(
-    kind: str, batch: list[str], *, tier: bool, exec_modes: Sequence[str]
+    kind: str,
+    batch: list[str],
+    *,
+    tier: bool,
+    exec_modes: Sequence[str],
+    prepared: Mapping[str, list[Case]] | None = None,
 ) -> list[Result]:
     """The batch in this process, less a name recorded as killing the process (a crash
     record): that one runs in a child of its own, after the rest, so their results survive it
@@ -1278,18 +1307,139 @@ def _run_here(
     recorded = crashers(kind, _tvm_version()) if len(batch) > 1 else set()
     alone = [n for n in batch if unit_name(n) in recorded]
     rest = [n for n in batch if n not in alone]
-    results = run_names(kind, rest, tier=tier, exec_modes=exec_modes) if rest else []
+    results = (
+        run_names(kind, rest, tier=tier, exec_modes=exec_modes, prepared=prepared) if rest else []
+    )
     for name in alone:
         results += run_isolated(kind, [name], tier=tier, exec_modes=exec_modes)
     return results
 
 
-def _run_chunks(shards: Sequence[str], out: Path, *, tier: bool, exec_modes: Sequence[str]) -> int:
+# --------------------------------------------------------------------------------------------
+# PyTorch's side, once for every lane
+#
+# Much of a tier case's CPU is PyTorch's alone: its sample, the exclusion rules' runs, the
+# float64 references (docs/op_corpus.md). No lane's TVM changes it, and the three lanes' torch
+# (one version) gives it alike. torch_side computes it for chunks of the tier, a file a chunk
+# (a build action of the default lane's venv, whose output every lane reads: BUILD.bazel's
+# op_corpus_tier_torch_side); load_torch_side turns a file back into cases for run_names. A
+# case keeps its model (an op's sample arguments, a module itself, pickled), so the lane
+# exports and traces it as before: what TVM's frontends receive is made in the lane's own
+# process (a program that torch.export saved and loaded is not the same input: TVM 0.26's
+# importer fails on such programs where it imports the exported ones). A file is used only
+# by the torch and numpy that wrote it; a unit whose model does not pickle is made by the
+# reader, from PyTorch's corpus, as before.
+
+TORCH_SIDE_FORMAT = 2
+
+
+def _frozen_model(case: Case) -> bytes | None:
+    """The case's model, pickled: an op's sample arguments (the op is looked up by name on
+    loading: OpInfo's functions are often lambdas), a module itself; None where it does not
+    pickle."""
+    import pickle
+
+    try:
+        if case.kind == "op":
+            assert isinstance(case.model, _OpModel)
+            return pickle.dumps((case.model.args, case.model.kwargs))
+        return pickle.dumps(case.model)
+    except Exception:  # noqa: BLE001 - the reader makes this unit's cases itself
+        return None
+
+
+@functools.cache
+def _op_function(name: str) -> Callable[..., Any]:
+    return next(op for op in op_db() if op_name(op) == name).op
+
+
+def _thawed_model(kind: str, name: str, arity: int, frozen: bytes) -> torch.nn.Module:
+    import pickle
+
+    if kind == "op":
+        args, kwargs = pickle.loads(frozen)
+        return _op_model_class(arity)(_op_function(name), args, kwargs).eval()
+    return pickle.loads(frozen)
+
+
+def torch_side(kind: str, batch: Sequence[str]) -> dict[str, Any]:
+    """PyTorch's side of the tier's cases of ``batch`` (names or units of ``kind``): each
+    case's sample, model and what PyTorch says of it (_torch_facts), in PyTorch's order."""
+    units: dict[str, list[dict[str, Any]]] = {}
+    for unit in batch:
+        records = units.setdefault(unit, [])
+        for case in _unit_cases(kind, unit, True, DTYPES):
+            _progress(f"case {case.name}")
+            facts = _torch_facts(case)
+            records.append({
+                "name": case.name, "dtype": case.dtype, "index": case.index,
+                "sample_class": case.sample_class, "excluded": case.excluded,
+                "inputs": list(case.inputs), "facts": facts,
+                # An excluded case is never imported: its model is not needed.
+                "model": b"" if facts[0] else _frozen_model(case),
+            })  # fmt: skip
+    return {
+        "format": TORCH_SIDE_FORMAT,
+        "torch": torch.__version__,
+        "numpy": np.__version__,
+        "kind": kind,
+        "names": list(batch),
+        "units": units,
+    }
+
+
+def load_torch_side(path: Path) -> tuple[list[str], dict[str, list[Case]], str]:
+    """The names of a torch_side file and the cases of its units whose every model came
+    back, ready for run_names; the others are left out (run_names makes them). Where this
+    process's torch or numpy is not the writer's, nothing: ([], {}, why)."""
+    data = torch.load(path, weights_only=False)
+    mine = {"format": TORCH_SIDE_FORMAT, "torch": torch.__version__, "numpy": np.__version__}
+    if theirs := {k: data.get(k) for k in mine if data.get(k) != mine[k]}:
+        return [], {}, f"written by {theirs}, not {mine}"
+    kind = data["kind"]
+    prepared: dict[str, list[Case]] = {}
+    for unit, records in data["units"].items():
+        if any(r["model"] is None for r in records):
+            continue
+        prepared[unit] = [
+            Case(
+                kind, r["name"], r["dtype"], r["index"], r["sample_class"],
+                _thawed_model(kind, r["name"], len(r["inputs"]), r["model"])
+                if r["model"] else None,
+                tuple(r["inputs"]), r["excluded"], tuple(r["facts"]),
+            )
+            for r in records
+        ]  # fmt: skip
+    left = len(data["units"]) - len(prepared)
+    return data["names"], prepared, f"{left} unit(s) made here" if left else ""
+
+
+def _write_torch_side(shards: Sequence[str], out: Path) -> int:
+    """``torch-side``: each ``KIND:I/N`` tier shard's torch_side to ``<out>/KIND-IofN.pt``."""
+    for spec in shards:
+        kind, _, fraction = spec.partition(":")
+        i, n = (int(x) for x in fraction.split("/"))
+        torch.save(torch_side(kind, shard_names(kind, i, n)), out / f"{kind}-{i}of{n}.pt")
+    # What it wrote depends on torch alone, so every lane may read it: TVM was never imported.
+    if "tvm" in sys.modules:
+        raise RuntimeError("torch-side imported tvm: its files would depend on a lane's TVM")
+    return 0
+
+
+def _run_chunks(
+    shards: Sequence[str],
+    out: Path,
+    *,
+    tier: bool,
+    exec_modes: Sequence[str],
+    torch_sides: Path | None = None,
+) -> int:
     """``op_corpus_outcomes.run_shards_isolated``'s child: each ``KIND:I/N`` shard's names
     run here as ``run KIND --shard I/N`` runs them, one shard after another; shard j's names
     and TVM version go to ``<j>.meta.json`` (with its CPU seconds, this process's and its
-    children's; the first's from this process's start) and its results to ``<j>.json``, each
-    progress step to ``<j>.progress``."""
+    children's; the first's from this process's start, and where PyTorch's side came from) and
+    its results to ``<j>.json``, each progress step to ``<j>.progress``. A tier shard whose
+    ``<torch_sides>/KIND-IofN.pt`` exists (torch_side) takes PyTorch's side from it."""
     import resource
 
     def cpu() -> float:
@@ -1304,10 +1454,18 @@ def _run_chunks(shards: Sequence[str], out: Path, *, tier: bool, exec_modes: Seq
         kind, _, fraction = spec.partition(":")
         i, n = (int(x) for x in fraction.split("/"))
         os.environ["OP_CORPUS_PROGRESS"] = str(out / f"{j}.progress")
-        batch = shard_names(kind, i, n)
-        results = _run_here(kind, batch, tier=tier, exec_modes=exec_modes)
+        side = torch_sides / f"{kind}-{i}of{n}.pt" if torch_sides and tier else None
+        batch, prepared, how = [], {}, "here"
+        if side and side.exists():
+            batch, prepared, why = load_torch_side(side)
+            how = f"{side.name}" + (f" ({why})" if why else "")
+        batch = batch or shard_names(kind, i, n)
+        results = _run_here(kind, batch, tier=tier, exec_modes=exec_modes, prepared=prepared)
         end = cpu()
-        said = {"names": batch, "tvm": _tvm_version(), "cpu_s": round(end - start, 2)}
+        said = {
+            "names": batch, "tvm": _tvm_version(), "cpu_s": round(end - start, 2),
+            "torch_side": how,
+        }  # fmt: skip
         start = end
         (out / f"{j}.json").write_text(json.dumps([dataclasses.asdict(r) for r in results]))
         (out / f"{j}.meta.json").write_text(json.dumps(said))
@@ -1340,6 +1498,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     chunks.add_argument("--dir", required=True, help="where <j>.meta.json and <j>.json go")
     chunks.add_argument("--all", action="store_true", help="every sample (the tier's subset else)")
     chunks.add_argument("--exec-modes", default="bytecode")
+    chunks.add_argument("--torch-sides", help="where torch-side wrote its files (the tier)")
+    side = sub.add_parser(
+        "torch-side", help="PyTorch's side of tier shards, a file each, for `chunks`"
+    )
+    side.add_argument("shards", nargs="+", help="KIND:I/N: shard I of N of the kind's names")
+    side.add_argument("--dir", required=True, help="where KIND-IofN.pt go")
     rec = sub.add_parser("record", help="record the failing results of JSON files as deviations")
     rec.add_argument("results", nargs="+")
     doc = sub.add_parser("doc", help="write the deviations doc")
@@ -1367,11 +1531,19 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.command == "doc":
         Path(args.out).write_text(deviations_doc(recorded_deviations()))
         return 0
+    if args.command == "torch-side":
+        return _write_torch_side(args.shards, Path(args.dir))
     modes = tuple(m for m in args.exec_modes.split(",") if m)
     if bad := [m for m in modes if m not in EXEC_MODES]:
         parser.error(f"unknown exec mode(s) {bad}; expected some of {list(EXEC_MODES)}")
     if args.command == "chunks":
-        return _run_chunks(args.shards, Path(args.dir), tier=not args.all, exec_modes=modes)
+        return _run_chunks(
+            args.shards,
+            Path(args.dir),
+            tier=not args.all,
+            exec_modes=modes,
+            torch_sides=Path(args.torch_sides) if args.torch_sides else None,
+        )
     batch = list(args.names)
     if args.shard:
         i, n = (int(x) for x in args.shard.split("/"))

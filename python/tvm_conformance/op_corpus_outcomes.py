@@ -426,6 +426,9 @@ class ShardRun:
     # The CPU seconds the shard took, where the child that ran it measured them (a child that
     # ran several shards); None: the caller measures its children (children_cpu).
     cpu_s: float | None = None
+    # Where PyTorch's side of its cases came from: a torch_side file (op_corpus.torch_side,
+    # with what it left to this run), or "here".
+    torch_side: str = "here"
 
 
 def run_shard_isolated(
@@ -464,16 +467,19 @@ def run_shards_isolated(
     tier: bool = True,
     exec_modes: Sequence[str] = ("bytecode",),
     timeout: float = 600.0,
+    torch_sides: str | None = None,
 ) -> list[ShardRun]:
     """The shards ``(kind, shard, shards)`` one after another in one child process (``op_corpus
     chunks``), so that its imports and PyTorch's corpus, about 6 s of CPU, are paid once, not
     once a shard. The child runs each shard's names as :func:`run_shard_isolated`'s child
     does, after the shards before it (a case seeds its own generators; the tier's results were
-    compared file by file, docs/performance.md). Where that child does not end well (a signal,
-    an error, the time limit), nothing it wrote is kept: every shard runs again through
-    :func:`run_shard_isolated`, which splits a failing shard to find its culprit."""
+    compared file by file, docs/performance.md); with ``torch_sides`` (a directory of
+    op_corpus.torch_side files) it takes PyTorch's side of a tier shard from there. Where that
+    child does not end well (a signal, an error, the time limit), nothing it wrote is kept:
+    every shard runs again through :func:`run_shard_isolated`, which makes its own cases and
+    splits a failing shard to find its culprit."""
     kw: dict[str, Any] = {"tier": tier, "exec_modes": exec_modes, "timeout": timeout}
-    if len(chunks) < 2:
+    if len(chunks) < 2 and not torch_sides:
         return [run_shard_isolated(*chunk, **kw) for chunk in chunks]
     import tempfile
 
@@ -481,6 +487,7 @@ def run_shards_isolated(
         command = [
             sys.executable, "-m", "tvm_conformance.op_corpus", "chunks", "--dir", tmp,
             "--exec-modes", ",".join(exec_modes), *([] if tier else ["--all"]),
+            *(["--torch-sides", torch_sides] if torch_sides else []),
             *(f"{kind}:{shard}/{shards}" for kind, shard, shards in chunks),
         ]  # fmt: skip
         env = crash_isolation.child_env(fixed_hash_seed_env())
@@ -495,7 +502,9 @@ def run_shards_isolated(
         for j in range(len(chunks) if ended_well else 0):
             said = json.loads(Path(tmp, f"{j}.meta.json").read_text())
             results = [Result(**r) for r in json.loads(Path(tmp, f"{j}.json").read_text())]
-            runs.append(ShardRun(said["names"], said["tvm"], results, said["cpu_s"]))
+            runs.append(
+                ShardRun(said["names"], said["tvm"], results, said["cpu_s"], said["torch_side"])
+            )
     return runs or [run_shard_isolated(*chunk, **kw) for chunk in chunks]
 
 

@@ -424,6 +424,56 @@ def tvm_exported_module(name, script, out = None, args = [], srcs = [], deps = [
         **kwargs
     )
 
+def _op_corpus_torch_side_impl(ctx):
+    runtime = ctx.attr._python[PyRuntimeInfo]
+    lib = ctx.files._lib
+
+    # The kit's package root (python/), on the action's PYTHONPATH.
+    root = lib[0].dirname.rpartition("/")[0]
+    outs = []
+    for group in ctx.attr.chunks:
+        specs = group.split(" ")
+        files = [
+            ctx.actions.declare_file("%s/%s.pt" % (ctx.label.name, spec.replace(":", "-").replace("/", "of")))
+            for spec in specs
+        ]
+        ctx.actions.run(
+            executable = runtime.interpreter,
+            arguments = ["-m", "tvm_conformance.op_corpus", "torch-side", "--dir", files[0].dirname] + specs,
+            inputs = depset(lib, transitive = [runtime.files, depset(ctx.files._torch)]),
+            outputs = files,
+            env = {
+                "PYTHONDONTWRITEBYTECODE": "1",
+                "PYTHONHASHSEED": "0",
+                "PYTHONPATH": root,
+            },
+            mnemonic = "OpCorpusTorchSide",
+            progress_message = "PyTorch's side of the op corpus tier's %s" % group,
+        )
+        outs += files
+    return [DefaultInfo(files = depset(outs), runfiles = ctx.runfiles(files = outs))]
+
+op_corpus_torch_side = rule(
+    implementation = _op_corpus_torch_side_impl,
+    doc = """PyTorch's side of op-corpus tier chunks (tvm_conformance.op_corpus.torch_side): each
+chunk's cases, exclusions, float64 references and captured graphs, one file a chunk
+(`<name>/KIND-IofN.pt`), for the tier test's children to read (`chunks --torch-sides`).
+
+It runs with the default lane's venv whatever the lane (`@python_venv`, not the lane's alias),
+and imports no TVM (the command checks), so its action is the same in every lane and one
+result serves them all; a reader whose torch or numpy is not the writer's makes its cases
+itself (a GPU lane's CUDA torch, a user's lane with another torch).""",
+    attrs = {
+        "chunks": attr.string_list(
+            mandatory = True,
+            doc = "One action each: space-separated `KIND:I/N` chunks of the tier.",
+        ),
+        "_lib": attr.label(default = Label("//python/tvm_conformance:sources"), allow_files = True),
+        "_python": attr.label(default = Label("@python_venv//:py3_runtime"), providers = [PyRuntimeInfo]),
+        "_torch": attr.label(default = Label("@python_venv//:torch_files"), allow_files = True),
+    },
+)
+
 def tvm_py_binary(name, srcs, main = None, deps = [], data = [], uses_torch = False, target = "llvm", **kwargs):
     """A Python tool run with the lane's venv (`bazel run`), like a test's process.
 

@@ -19,6 +19,13 @@ from tvm_conformance.relax_vm import EXEC_MODES
 from tvm_conformance.runfiles import rlocation
 
 
+@pytest.fixture(autouse=True)
+def _progress_file_of_its_own(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    # op_corpus.main's `chunks`, which some tests run in this process, names its progress file
+    # in the environment: each test's is its own, and gone with it.
+    monkeypatch.setenv("OP_CORPUS_PROGRESS", str(tmp_path / "progress"))
+
+
 def _kinds(calls: list[tuple], keywords: set) -> set[tuple]:
     """Each argument's form in one sample, a keyword other samples give counted as omitted."""
     return {
@@ -722,3 +729,68 @@ _FRONTEND_FILE = "/site-packages/tvm/relax/frontend/torch/base_fx_graph_translat
 )
 def test_a_refusal_is_the_frontends_own(path: str, source: str, refusal: bool) -> None:
     assert op_corpus.frontend_refusal(_raised_in(path, source)) is refusal
+
+
+# PyTorch's side of the tier, made once by a build action every lane reads (op_corpus.torch_side,
+# BUILD.bazel's op_corpus_tier_torch_side): a lane's results from its file must be the results of
+# the cases made in the lane's own process.
+@pytest.fixture(scope="module")
+def abs_torch_side() -> dict:
+    return op_corpus.torch_side("op", ["abs"])
+
+
+def _saved(data: dict, tmp_path: Path) -> Path:
+    path = tmp_path / "op-0of1.pt"
+    torch.save(data, path)
+    return path
+
+
+@pytest.mark.parametrize(("kind", "names"), [("op", ["abs"]), ("module", ["nn.ReLU"])])
+def test_cases_from_the_torch_side_give_the_results_made_here(
+    kind: str, names: list[str], tmp_path: Path
+) -> None:
+    path = _saved(op_corpus.torch_side(kind, names), tmp_path)
+    read, prepared, why = op_corpus.load_torch_side(path)
+    assert (read, sorted(prepared), why) == (names, sorted(names), "")
+    assert all(c.facts is not None for cases in prepared.values() for c in cases)
+    here = op_corpus.run_names(kind, names)
+    there = op_corpus.run_names(kind, names, prepared=prepared)
+    assert [dataclasses.asdict(r) for r in there] == [dataclasses.asdict(r) for r in here]
+
+
+@pytest.mark.parametrize("package", ["torch", "numpy", "format"])
+def test_a_torch_side_of_another_torch_or_numpy_is_not_read(
+    package: str, abs_torch_side: dict, tmp_path: Path
+) -> None:
+    path = _saved(dict(abs_torch_side, **{package: "0.0"}), tmp_path)
+    names, prepared, why = op_corpus.load_torch_side(path)
+    assert (names, prepared) == ([], {})
+    assert f"'{package}': '0.0'" in why
+
+
+def test_a_unit_whose_model_did_not_pickle_is_made_by_the_reader(
+    abs_torch_side: dict, tmp_path: Path
+) -> None:
+    records = [dict(r) for r in abs_torch_side["units"]["abs"]]
+    records[-1]["model"] = None
+    path = _saved(dict(abs_torch_side, units={"abs": records}), tmp_path)
+    assert op_corpus.load_torch_side(path) == (["abs"], {}, "1 unit(s) made here")
+
+
+def test_a_chunk_child_says_where_pytorchs_side_came_from(
+    abs_torch_side: dict, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The chunk's names come from the file (no corpus walk); a shard without a file is made
+    # here, as before.
+    monkeypatch.setattr(op_corpus, "_run_here", _fake_shard)
+    sides = tmp_path / "sides"
+    sides.mkdir()
+    torch.save(dict(abs_torch_side, names=["abs"]), sides / "op-0of7.pt")
+    out = tmp_path / "out"
+    out.mkdir()
+    assert op_corpus.main(["chunks", "--dir", str(out), "--torch-sides", str(sides),
+                           "op:0/7", "op:1/7"]) == 0  # fmt: skip
+    said = [json.loads((out / f"{j}.meta.json").read_text()) for j in range(2)]
+    assert [s["torch_side"] for s in said] == ["op-0of7.pt", "here"]
+    assert said[0]["names"] == ["abs"]
+    assert said[1]["names"] == op_corpus.shard_names("op", 1, 7)

@@ -62,6 +62,30 @@ pytestmark = pytest.mark.skipif(
 # The tier's runs of this session's chunks not yet judged, by chunk: the first chunk's case
 # runs them all in one child (outcomes.run_shards_isolated).
 _TIER_RUNS: dict[tuple[str, int, int], outcomes.ShardRun] = {}
+# Under Bazel, PyTorch's side of each tier chunk (its cases, exclusions, references and
+# captured graphs) comes from a build action every lane shares (BUILD.bazel:
+# op_corpus_tier_torch_side; op_corpus.torch_side), this runfiles directory; plain pytest
+# makes it in the chunk's child.
+TORCH_SIDES = "" if FULL else os.environ.get("TVM_OP_CORPUS_TORCH_SIDE", "")
+
+
+def _torch_sides(chunks: list[tuple[str, int, int]]) -> str | None:
+    """The directory of the chunks' torch_side files; each must be there (the BUILD file's
+    list of chunks is the tier's)."""
+    if not TORCH_SIDES:
+        return None
+    from tvm_conformance import runfiles
+
+    found = []
+    for chunk in chunks:
+        try:
+            found.append(runfiles.rlocation(f"{TORCH_SIDES}/{outcomes.chunk_id(*chunk)}.pt"))
+        except FileNotFoundError as err:
+            raise AssertionError(
+                f"{outcomes.chunk_id(*chunk)}: no torch_side file; add the chunk to "
+                f"op_corpus_tier_torch_side's `chunks` (BUILD.bazel): {err}"
+            ) from None
+    return os.path.dirname(found[0])
 
 
 def _tier_run(chunk: tuple[str, int, int], session: pytest.Session) -> outcomes.ShardRun:
@@ -76,7 +100,8 @@ def _tier_run(chunk: tuple[str, int, int], session: pytest.Session) -> outcomes.
             if getattr(item, "originalname", "") == "test_tier_chunk"
         ]  # fmt: skip
         pending = [chunk] + [c for c in held if c != chunk and c not in _TIER_RUNS]
-        _TIER_RUNS.update(zip(pending, outcomes.run_shards_isolated(pending), strict=True))
+        runs = outcomes.run_shards_isolated(pending, torch_sides=_torch_sides(pending))
+        _TIER_RUNS.update(zip(pending, runs, strict=True))
     return _TIER_RUNS.pop(chunk)
 
 
@@ -105,6 +130,9 @@ def test_tier_chunk(kind: str, shard: int, shards: int, request: pytest.FixtureR
             "chunk": f"{kind}_{shard}of{shards}",
             "scope": "all" if FULL else "tier",
             "tvm": run.tvm,
+            # Where PyTorch's side came from (a torch_side file: its CPU is the build action's,
+            # not in cpu_s).
+            "torch_side": run.torch_side,
             # The chunk's CPU (its children's user + system): what a worker spends on it.
             "cpu_s": (
                 run.cpu_s
