@@ -57,6 +57,7 @@ from tvm_conformance.op_corpus_outcomes import (  # noqa: F401
     ShardRun,
     _tvm_version,
     behaviour_pattern,
+    chunk_id,
     crash_detail,
     crashers,
     deviations_doc,
@@ -1414,12 +1415,23 @@ def load_torch_side(path: Path) -> tuple[list[str], dict[str, list[Case]], str]:
     return data["names"], prepared, f"{left} unit(s) made here" if left else ""
 
 
+def _shard_spec(spec: str) -> tuple[str, int, int]:
+    """``KIND:I/N`` as (kind, I, N)."""
+    kind, _, fraction = spec.partition(":")
+    i, n = (int(x) for x in fraction.split("/"))
+    return kind, i, n
+
+
+def _torch_side_name(kind: str, shard: int, shards: int) -> str:
+    """A shard's torch_side file: its chunk's name (``op-3of7.pt``)."""
+    return chunk_id(kind, shard, shards) + ".pt"
+
+
 def _write_torch_side(shards: Sequence[str], out: Path) -> int:
     """``torch-side``: each ``KIND:I/N`` tier shard's torch_side to ``<out>/KIND-IofN.pt``."""
     for spec in shards:
-        kind, _, fraction = spec.partition(":")
-        i, n = (int(x) for x in fraction.split("/"))
-        torch.save(torch_side(kind, shard_names(kind, i, n)), out / f"{kind}-{i}of{n}.pt")
+        kind, i, n = _shard_spec(spec)
+        torch.save(torch_side(kind, shard_names(kind, i, n)), out / _torch_side_name(kind, i, n))
     # What it wrote depends on torch alone, so every lane may read it: TVM was never imported.
     if "tvm" in sys.modules:
         raise RuntimeError("torch-side imported tvm: its files would depend on a lane's TVM")
@@ -1451,10 +1463,9 @@ def _run_chunks(
     # figures add up to the child's.
     start = 0.0
     for j, spec in enumerate(shards):
-        kind, _, fraction = spec.partition(":")
-        i, n = (int(x) for x in fraction.split("/"))
+        kind, i, n = _shard_spec(spec)
         os.environ["OP_CORPUS_PROGRESS"] = str(out / f"{j}.progress")
-        side = torch_sides / f"{kind}-{i}of{n}.pt" if torch_sides and tier else None
+        side = torch_sides / _torch_side_name(kind, i, n) if torch_sides and tier else None
         batch, prepared, how = [], {}, "here"
         if side and side.exists():
             batch, prepared, why = load_torch_side(side)

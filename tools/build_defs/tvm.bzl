@@ -456,7 +456,7 @@ def _op_corpus_torch_side_impl(ctx):
 op_corpus_torch_side = rule(
     implementation = _op_corpus_torch_side_impl,
     doc = """PyTorch's side of op-corpus tier chunks (tvm_conformance.op_corpus.torch_side): each
-chunk's cases, exclusions, float64 references and captured graphs, one file a chunk
+chunk's cases, exclusions, float64 references and pickled models, one file a chunk
 (`<name>/KIND-IofN.pt`), for the tier test's children to read (`chunks --torch-sides`).
 
 It runs with the default lane's venv whatever the lane (`@python_venv`, not the lane's alias),

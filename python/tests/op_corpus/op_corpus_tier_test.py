@@ -63,7 +63,7 @@ pytestmark = pytest.mark.skipif(
 # runs them all in one child (outcomes.run_shards_isolated).
 _TIER_RUNS: dict[tuple[str, int, int], outcomes.ShardRun] = {}
 # Under Bazel, PyTorch's side of each tier chunk (its cases, exclusions, references and
-# captured graphs) comes from a build action every lane shares (BUILD.bazel:
+# pickled models) comes from a build action every lane shares (BUILD.bazel:
 # op_corpus_tier_torch_side; op_corpus.torch_side), this runfiles directory; plain pytest
 # makes it in the chunk's child.
 TORCH_SIDES = "" if FULL else os.environ.get("TVM_OP_CORPUS_TORCH_SIDE", "")
