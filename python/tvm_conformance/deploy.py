@@ -7,9 +7,12 @@ imports numpy only: a deployed process must not pull in TVM's compiler through i
 
 from __future__ import annotations
 
+import contextlib
 import ctypes
 import os
 import struct
+import tempfile
+from collections.abc import Iterator
 from pathlib import Path
 
 import numpy as np
@@ -33,6 +36,28 @@ MLP_BATCH = 3
 
 # Libraries of TVM's compiler, by file name prefix (0.27: libtvm_compiler; before: libtvm).
 COMPILER_LIBRARIES: tuple[str, ...] = ("libtvm_compiler", "libtvm.so")
+
+
+@contextlib.contextmanager
+def nvcc_tmpdir() -> Iterator[str]:
+    """Run nvcc inside with a TMPDIR of its own (a fresh directory, removed afterwards).
+
+    nvcc names its intermediate files after its process id (``$TMPDIR/tmpxft_<pid>_...``, /tmp
+    when TMPDIR is unset). Bazel's linux-sandbox starts each action in a new PID namespace on the
+    host's /tmp, so two actions running nvcc at once can have the same pid and overwrite each
+    other's files: a CI run's cuda artefact failed so. The directory's name is random, so the
+    collision cannot happen in it.
+    """
+    previous = os.environ.get("TMPDIR")
+    with tempfile.TemporaryDirectory(prefix="nvcc-") as scratch:
+        os.environ["TMPDIR"] = scratch
+        try:
+            yield scratch
+        finally:
+            if previous is None:
+                del os.environ["TMPDIR"]
+            else:
+                os.environ["TMPDIR"] = previous
 
 
 def artefact(model: str, target: str) -> str:

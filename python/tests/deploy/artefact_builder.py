@@ -95,7 +95,8 @@ def _nvcc_fatbin(code: str, *_: Any) -> bytes:
         gencode += ["-gencode", f"arch=compute_{number},code=sm_{number}"]
     ptx = deploy.arch_number(deploy.CUDA_PTX_ARCH)
     gencode += ["-gencode", f"arch=compute_{ptx},code=compute_{ptx}"]
-    return nvcc.compile_cuda(code, target_format="fatbin", arch=gencode, compiler="nvcc")
+    with deploy.nvcc_tmpdir():
+        return nvcc.compile_cuda(code, target_format="fatbin", arch=gencode, compiler="nvcc")
 
 
 def build(model: str, target: str, output: str) -> None:

@@ -4,8 +4,10 @@ Codegen cases run on any machine; execution cases skip with a reason where no CU
 exists. Built as the `_cuda` variant, which exists under --config=cuda only.
 """
 
+import os
 import re
 import shutil
+import subprocess
 from pathlib import Path
 
 import numpy as np
@@ -15,7 +17,7 @@ import tvm
 from tvm import relax, te
 from tvm.script import relax as R
 
-from tvm_conformance import numerics
+from tvm_conformance import deploy, numerics
 from tvm_conformance.testing import (
     assert_on_device,
     compiles_for,
@@ -171,7 +173,7 @@ def test_generated_kernel_source_compiles_with_nvcc(kernel: tvm.runtime.Executab
     (cuda,) = cuda_modules(kernel.mod)
     library = nvrtc_library()
     if shutil.which("nvcc") is not None:
-        with tvm.target.Target(CUDA):
+        with tvm.target.Target(CUDA), deploy.nvcc_tmpdir():
             ptx = bytes(
                 nvcc.compile_cuda(
                     cuda.inspect_source(), target_format="ptx", arch="sm_75", compiler="nvcc"
@@ -183,6 +185,28 @@ def test_generated_kernel_source_compiles_with_nvcc(kernel: tvm.runtime.Executab
         pytest.fail("neither nvcc (a CUDA toolkit) nor libnvrtc (CUDA torch's wheels) is here")
     assert b".target sm_75" in ptx
     assert b".entry scale2_kernel(" in ptx
+
+
+def test_nvcc_writes_its_intermediate_files_in_a_directory_of_its_own(tmp_path: Path) -> None:
+    # The kit's nvcc calls (this file's, the cuda artefacts') run inside deploy.nvcc_tmpdir:
+    # nvcc names its files after its pid, which repeats across Bazel's sandboxed actions.
+    # nvcc's dry run prints the files it would write.
+    if shutil.which("nvcc") is None:
+        pytest.skip("no nvcc here (a CUDA toolkit's compiler): nothing of the kit runs it")
+    source = tmp_path / "kernel.cu"
+    source.write_text("__global__ void kernel(float* x) { x[0] = 1.0f; }\n")
+    before = os.environ.get("TMPDIR")
+    command = ["nvcc", "-dryrun", "--ptx", "-arch", "sm_75", str(source)]
+    with deploy.nvcc_tmpdir() as scratch:
+        plan = subprocess.run(command + ["-o", str(tmp_path / "kernel.ptx")], capture_output=True)
+    assert plan.returncode == 0, plan.stderr.decode(errors="replace")
+    # Paths only: cicc also gets a bare tmpxft_ name to write into the code it generates.
+    printed = plan.stdout.decode() + plan.stderr.decode()
+    files = set(re.findall(r"/[^\s\"']*tmpxft_[^\s\"']+", printed))
+    assert files, "nvcc -dryrun named no intermediate (tmpxft_) file"
+    assert {f for f in files if not f.startswith(scratch + os.sep)} == set()
+    assert not os.path.exists(scratch), "the directory outlived the block"
+    assert os.environ.get("TMPDIR") == before
 
 
 def test_generated_kernel_source_compiles_with_nvrtc(kernel: tvm.runtime.Executable) -> None:
