@@ -777,6 +777,17 @@ def test_a_unit_whose_model_did_not_pickle_is_made_by_the_reader(
     assert op_corpus.load_torch_side(path) == (["abs"], {}, "1 unit(s) made here")
 
 
+def test_a_unit_whose_model_does_not_come_back_is_made_by_the_reader(
+    abs_torch_side: dict, tmp_path: Path
+) -> None:
+    # A pickle naming a class this process lacks (format 2's files named __main__._Input,
+    # which only another `python -m` of op_corpus had): the unit is made here, not a crash.
+    records = [dict(r) for r in abs_torch_side["units"]["abs"]]
+    records[0]["model"] = b"c__main__\n_NoSuchInput\n."
+    path = _saved(dict(abs_torch_side, units={"abs": records}), tmp_path)
+    assert op_corpus.load_torch_side(path) == (["abs"], {}, "1 unit(s) made here")
+
+
 def test_a_chunk_child_says_where_pytorchs_side_came_from(
     abs_torch_side: dict, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
