@@ -45,8 +45,9 @@ def nvcc_tmpdir() -> Iterator[str]:
     nvcc names its intermediate files after its process id (``$TMPDIR/tmpxft_<pid>_...``, /tmp
     when TMPDIR is unset). Bazel's linux-sandbox starts each action in a new PID namespace on the
     host's /tmp, so two actions running nvcc at once can have the same pid and overwrite each
-    other's files: a CI run's cuda artefact failed so. The directory's name is random, so the
-    collision cannot happen in it.
+    other's files (nvcc picks another name only for files already there). A CI run's cuda
+    artefact failed inside nvcc, its message cut, and this race is the cause found. The
+    directory's name is random, so the collision cannot happen in it.
     """
     previous = os.environ.get("TMPDIR")
     with tempfile.TemporaryDirectory(prefix="nvcc-") as scratch:
